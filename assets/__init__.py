@@ -1,0 +1,1 @@
+"""pitree package."""
