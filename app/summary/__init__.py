@@ -1,1 +1,1 @@
-"""pitree package."""
+"""Branch summaries: collection and preparation (Pi's rules), token counting, and the summarizer backends."""

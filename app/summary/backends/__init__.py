@@ -1,1 +1,1 @@
-"""pitree package."""
+"""Summarizer backends: extractive (offline) and the optional LLM providers."""

@@ -1,0 +1,241 @@
+"""pitree's command line: the scripting subcommands and the entry point that opens the explorer.
+
+`pitree FILE` opens the explorer; `pitree tree|context|compactions|info FILE` print what scripts need
+(`--json` for machines). Bad input exits 1 with one line on stderr. Heavy imports (rich, textual,
+tiktoken) happen only on the paths that use them, so `pitree tree --json` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from . import __version__
+from .session.layout import FILTERS, build_layout
+from .session.tree import SessionTree
+from .store.session_file import EntryReader, SessionFileError, load_session
+
+SUBCOMMANDS = ("tree", "context", "compactions", "info")
+
+
+class CliError(Exception):
+    """A one-line message for the user; exit status 1."""
+
+
+def _emit_json(data: Any) -> None:
+    out = orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS)
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    # Piped output is for reading in full (less, grep): no cropping to 80 columns there.
+    width = None if sys.stdout.isatty() else 400
+    return Console(highlight=False, markup=False, emoji=False, soft_wrap=False, width=width)
+
+
+def _load(path_s: str) -> tuple[Path, SessionTree]:
+    path = Path(path_s).expanduser()
+    try:
+        tree, _ = load_session(path)
+    except SessionFileError as exc:
+        raise CliError(str(exc)) from None
+    return path, tree
+
+
+def _resolve(tree: SessionTree, entry_id: str | None) -> Any:
+    if entry_id is None:
+        return None
+    try:
+        return tree.resolve(entry_id)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    path, tree = _load(args.file)
+    layout = build_layout(tree, args.filter, args.search or "")
+    if args.json:
+        from .report import tree_report
+
+        _emit_json(tree_report(tree, layout))
+    else:
+        from .textout import print_tree
+
+        print_tree(_console(), tree, layout)
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    from .report import context_report
+
+    path, tree = _load(args.file)
+    leaf = _resolve(tree, args.leaf)
+    reader = None if args.no_tiktoken else EntryReader(path, tree)
+    try:
+        report = context_report(tree, reader, leaf)
+    except SessionFileError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        _emit_json(report)
+    else:
+        from .textout import print_context
+
+        print_context(_console(), report)
+    return 0
+
+
+def cmd_compactions(args: argparse.Namespace) -> int:
+    from .report import compactions_report
+
+    path, tree = _load(args.file)
+    report = compactions_report(tree, EntryReader(path, tree))
+    if args.json:
+        _emit_json(report)
+    else:
+        from .textout import print_compactions
+
+        print_compactions(_console(), report)
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from .report import info_report
+
+    path, tree = _load(args.file)
+    report = info_report(tree, path.stat().st_size)
+    report["file"] = str(path)
+    report["skippedLines"] = [{"line": s.line, "reason": s.reason} for s in tree.skipped]
+    report["notes"] = [{"line": p.line, "message": p.message} for p in tree.problems]
+    if args.json:
+        _emit_json(report)
+    else:
+        from .textout import print_info
+
+        print_info(_console(), report)
+    return 0
+
+
+def _add_file(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE", help="a Pi session file (.jsonl)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pitree",
+        description="Explore Pi coding-agent session trees. `pitree FILE` opens the explorer.",
+    )
+    parser.add_argument("--version", action="version", version=f"pitree {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("tree", help="the tree as Pi's /tree draws it")
+    _add_file(p)
+    p.add_argument("--filter", choices=FILTERS, default="default", help="which entries to show (Pi's filters)")
+    p.add_argument("--search", metavar="Q", help="only entries matching all words of Q (Pi's search)")
+    p.set_defaults(func=cmd_tree)
+
+    p = sub.add_parser("context", help="what the model is sent at a leaf")
+    _add_file(p)
+    p.add_argument("--leaf", metavar="ID", help="entry id or unique prefix (default: the file's leaf)")
+    p.add_argument("--no-tiktoken", action="store_true", help="skip the cl100k count (tokens.tiktoken is null)")
+    p.set_defaults(func=cmd_context)
+
+    p = sub.add_parser("compactions", help="audit every compaction: summarized, kept, tokens before/after")
+    _add_file(p)
+    p.set_defaults(func=cmd_compactions)
+
+    p = sub.add_parser("info", help="header, counts, branches, usage and cost")
+    _add_file(p)
+    p.set_defaults(func=cmd_info)
+
+    return parser
+
+
+def build_open_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pitree",
+        usage="pitree [FILE] [--demo] | pitree COMMAND ...",
+        description=(
+            "Explore Pi coding-agent session trees.\n\n"
+            "commands: " + ", ".join(SUBCOMMANDS) + "  (pitree COMMAND --help)"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("file", nargs="?", metavar="FILE", help="a Pi session file to open")
+    parser.add_argument("--demo", action="store_true", help="open the bundled demo session (a temporary copy)")
+    parser.add_argument("--version", action="version", version=f"pitree {__version__}")
+    return parser
+
+
+def demo_copy() -> Path:
+    """Copy the shipped demo session to a fresh temporary folder, so the package is never modified."""
+    folder = Path(tempfile.mkdtemp(prefix="pitree-demo-"))
+    target = folder / "demo.jsonl"
+    with resources.as_file(resources.files("pitree.assets") / "demo.jsonl") as src:
+        shutil.copyfile(src, target)
+    return target
+
+
+def open_explorer(path: Path) -> int:
+    """Open the full-screen explorer on `path`."""
+    try:
+        from .tui.app import run_app
+    except ImportError:  # the explorer is not built in this checkout: print the tree instead
+        _, tree = _load(str(path))
+        from .textout import print_tree
+
+        print_tree(_console(), tree, build_layout(tree))
+        return 0
+    return run_app(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            args = build_parser().parse_args(argv)
+            func: Callable[[argparse.Namespace], int] = args.func
+            return func(args)
+        if argv and argv[0] in ("-h", "--help"):
+            build_open_parser().print_help()
+            print()
+            build_parser().print_help()
+            return 0
+        args = build_open_parser().parse_args(argv)
+        if args.demo:
+            return open_explorer(demo_copy())
+        if args.file:
+            path = Path(args.file).expanduser()
+            if not path.exists():
+                raise CliError(f"{path}: no such file")
+            if path.is_dir():
+                raise CliError(f"{path}: is a directory, not a session file")
+            return open_explorer(path)
+        build_open_parser().print_help()
+        return 0
+    except CliError as exc:
+        print(f"pitree: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # `pitree tree FILE | head` closes the pipe early; that is not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

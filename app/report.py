@@ -1,0 +1,238 @@
+"""The data behind the scripting commands (`tree`, `context`, `compactions`, `info`) as JSON-ready dicts.
+
+Shared by the CLI (which prints them) and the TUI (which shows the same numbers), so both always agree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+from .session.context import SessionContext, build_context
+from .session.entries import IS_ERROR, Node
+from .session.layout import Layout
+from .session.tree import SessionTree
+from .store.session_file import EntryReader
+from .summary.prepare import convert_to_llm
+from .summary.tokens import count_message, count_text
+
+
+def session_header(tree: SessionTree) -> dict[str, Any]:
+    h = tree.header or {}
+    return {
+        "id": h.get("id"),
+        "version": h.get("version"),
+        "cwd": h.get("cwd"),
+        "name": tree.name,
+        "parentSession": h.get("parentSession"),
+    }
+
+
+def skipped_list(tree: SessionTree) -> list[dict[str, Any]]:
+    return [{"line": s.line, "reason": s.reason} for s in tree.skipped]
+
+
+def problems_list(tree: SessionTree) -> list[dict[str, Any]]:
+    return [{"line": p.line, "message": p.message} for p in tree.problems]
+
+
+def tree_report(tree: SessionTree, layout: Layout) -> dict[str, Any]:
+    leaf = tree.leaf
+    active = layout.active
+    rows = [
+        {
+            "id": row.node.id,
+            "parentId": row.node.parent.id if row.node.parent is not None else None,
+            "type": row.node.type,
+            "role": row.node.role,
+            "text": tree.row_text(row.node),
+            "depth": row.indent,
+            "onActivePath": id(row.node) in active,
+        }
+        for row in layout.rows
+    ]
+    return {
+        "session": session_header(tree),
+        "entries": tree.entry_count,
+        "skipped": skipped_list(tree),
+        "problems": problems_list(tree),
+        "leaf": leaf.id if leaf else None,
+        "roots": [r.id for r in tree.roots],
+        "labels": dict(tree.labels),
+        "filter": layout.mode,
+        "search": layout.query or None,
+        "rows": rows,
+    }
+
+
+def context_agent_message(entry: dict[str, Any], role: str) -> dict[str, Any]:
+    """The agent message a context entry becomes (before convertToLlm)."""
+    etype = entry.get("type")
+    if etype == "message" and isinstance(entry.get("message"), dict):
+        return entry["message"]
+    if etype == "custom_message":
+        return {"role": "custom", "content": entry.get("content")}
+    return {"role": role, "summary": entry.get("summary")}
+
+
+def tiktoken_counts(reader: EntryReader, ctx: SessionContext) -> list[int]:
+    """cl100k tokens per context message, as the model reads it (after Pi's convertToLlm)."""
+    entries = reader.entries([m.node for m in ctx.messages])
+    counts = []
+    for msg, entry in zip(ctx.messages, entries, strict=True):
+        llm = convert_to_llm([context_agent_message(entry, msg.role)])
+        counts.append(sum(count_message(m) for m in llm))
+    return counts
+
+
+def context_report(tree: SessionTree, reader: EntryReader | None, leaf: Node | None) -> dict[str, Any]:
+    ctx = build_context(tree, leaf)
+    counts = tiktoken_counts(reader, ctx) if reader is not None else None
+    messages = []
+    for i, m in enumerate(ctx.messages):
+        item: dict[str, Any] = {"role": m.role, "entryId": m.node.id, "tokens": m.tokens}
+        if counts is not None:
+            item["tiktoken"] = counts[i]
+        if m.excluded:
+            item["excludeFromContext"] = True
+        messages.append(item)
+    return {
+        "leaf": ctx.leaf.id if ctx.leaf else None,
+        "path": [n.id for n in ctx.path],
+        "model": ctx.model,
+        "thinkingLevel": ctx.thinking_level,
+        "messages": messages,
+        "tokens": {
+            "estimate": ctx.tokens,
+            "tiktoken": sum(c for c, m in zip(counts, ctx.messages, strict=True) if not m.excluded)
+            if counts is not None
+            else None,
+        },
+    }
+
+
+def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None) -> dict[str, Any]:
+    """What one compaction summarized, what it kept, and the tokens before and after it."""
+    meta = node.meta or {}
+    first_kept = meta.get("firstKeptEntryId")
+    before = build_context(tree, node.parent) if node.parent is not None else None
+    path_ids = [n.id for n in tree.branch(node)][:-1]
+    on_path = isinstance(first_kept, str) and first_kept in path_ids
+    summarized, kept = [], []
+    if before is not None:
+        position = {nid: i for i, nid in enumerate(path_ids)}
+        cut = position.get(first_kept, len(path_ids)) if isinstance(first_kept, str) else len(path_ids)
+        for m in before.messages:
+            if m.role == "compactionSummary" or position.get(m.node.id, -1) < cut:
+                summarized.append(m)
+            else:
+                kept.append(m)
+    summary = meta.get("summary") or ""
+    summary_tokens = node.est
+    kept_tokens = sum(m.tokens for m in kept if not m.excluded)
+    tokens_before = meta.get("tokensBefore")
+    problems = []
+    if not isinstance(first_kept, str):
+        problems.append("firstKeptEntryId is missing")
+    elif first_kept not in tree.by_id:
+        problems.append(f"first kept entry {first_kept} is not in the file: nothing before the compaction is kept")
+    elif not on_path:
+        problems.append(f"first kept entry {first_kept} is not on this compaction's path: nothing is kept")
+    if not summary.strip():
+        problems.append("summary is empty")
+    if not isinstance(tokens_before, int | float) or isinstance(tokens_before, bool):
+        problems.append("tokensBefore is not a number")
+    elif before is not None and before.tokens and tokens_before < (before.tokens - summary_tokens) * 0.5:
+        problems.append(
+            f"tokensBefore ({tokens_before}) is under half of Pi's estimate of the context it replaced "
+            f"({before.tokens})"
+        )
+    result: dict[str, Any] = {
+        "id": node.id,
+        "line": node.line,
+        "tokensBefore": tokens_before,
+        "summary": summary,
+        "firstKeptEntryId": first_kept,
+        "firstKeptOnPath": on_path,
+        "summarized": {"entries": len(summarized), "tokens": sum(m.tokens for m in summarized)},
+        "kept": {"entries": len(kept), "tokens": kept_tokens},
+        "summaryTokens": {"estimate": summary_tokens, "tiktoken": count_text(summary) if reader else None},
+        "tokensAfter": {"estimate": summary_tokens + kept_tokens},
+        "readFiles": [],
+        "modifiedFiles": [],
+        "onActivePath": node.id in tree.active_ids(),
+        "problems": problems,
+    }
+    if reader is not None:
+        entry = reader.entry(node)
+        details = entry.get("details")
+        if isinstance(details, dict):
+            result["readFiles"] = [f for f in details.get("readFiles") or [] if isinstance(f, str)]
+            result["modifiedFiles"] = [f for f in details.get("modifiedFiles") or [] if isinstance(f, str)]
+        if kept:
+            kept_ctx = SessionContext(leaf=None, path=[], messages=kept)
+            kept_tiktoken = sum(tiktoken_counts(reader, kept_ctx))
+        else:
+            kept_tiktoken = 0
+        result["tokensAfter"]["tiktoken"] = result["summaryTokens"]["tiktoken"] + kept_tiktoken
+    return result
+
+
+def compactions_report(tree: SessionTree, reader: EntryReader | None) -> dict[str, Any]:
+    comps = [n for n in tree.nodes if n.type == "compaction" and not tree.is_dropped(n)]
+    return {"compactions": [compaction_audit(tree, n, reader) for n in comps]}
+
+
+def info_report(tree: SessionTree, size: int | None = None) -> dict[str, Any]:
+    types: Counter[str] = Counter()
+    roles: Counter[str] = Counter()
+    models: dict[str, dict[str, float]] = {}
+    totals = {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "totalTokens": 0.0, "cost": 0.0}
+    errors = 0
+    first_ts = last_ts = math.nan
+    for node in tree.nodes:
+        types[node.type] += 1
+        if node.type == "message":
+            roles[node.role or "unknown"] += 1
+        if node.flags & IS_ERROR:
+            errors += 1
+        ts = node.ts
+        if ts == ts:
+            first_ts = ts if first_ts != first_ts else min(first_ts, ts)
+            last_ts = ts if last_ts != last_ts else max(last_ts, ts)
+        if node.usage is not None:
+            key = "/".join(str(x) for x in node.model) if node.model else "unknown"
+            per = models.setdefault(key, {"messages": 0, "input": 0, "output": 0, "totalTokens": 0, "cost": 0.0})
+            u = node.usage
+            for i, name in enumerate(("input", "output", "cacheRead", "cacheWrite", "totalTokens")):
+                totals[name] += u[i]
+            totals["cost"] += u[5]
+            per["messages"] += 1
+            per["input"] += u[0]
+            per["output"] += u[1]
+            per["totalTokens"] += u[4]
+            per["cost"] += u[5]
+    leaves = tree.leaves()
+    leaf = tree.leaf
+    return {
+        "session": session_header(tree),
+        "header": tree.header,
+        "bytes": size,
+        "entries": tree.entry_count,
+        "lines": tree.entry_count + len(tree.skipped) + (1 if tree.header is not None else 0),
+        "skipped": len(tree.skipped),
+        "problems": len(tree.problems),
+        "types": dict(sorted(types.items())),
+        "roles": dict(sorted(roles.items())),
+        "errors": errors,
+        "branches": len(leaves),
+        "leaves": [n.id for n in leaves],
+        "leaf": leaf.id if leaf else None,
+        "labels": len(tree.labels),
+        "compactions": types.get("compaction", 0),
+        "usage": {k: (round(v, 6) if k == "cost" else int(v)) for k, v in totals.items()},
+        "models": {k: {kk: (round(vv, 6) if kk == "cost" else int(vv)) for kk, vv in v.items()} for k, v in models.items()},
+        "firstTimestamp": None if first_ts != first_ts else first_ts,
+        "lastTimestamp": None if last_ts != last_ts else last_ts,
+    }

@@ -1,0 +1,105 @@
+"""What the model is sent at a leaf: Pi's `buildSessionContext`, over the compact nodes.
+
+Walk root -> leaf; model = last model_change or assistant provider/model; thinking level = last change
+("off"); only the last compaction on the path counts: its summary first, then the path entries from its
+firstKeptEntryId up to it (nothing if that id is not on the path before it), then everything after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .entries import Node
+from .text import js_string
+from .tree import SessionTree
+
+
+@dataclass(frozen=True, slots=True)
+class ContextMessage:
+    """One message of the context and the entry it comes from."""
+
+    role: str
+    node: Node
+    tokens: int  # Pi's chars/4 estimate
+
+    @property
+    def excluded(self) -> bool:
+        """A `!!cmd` bash execution: in Pi's context list, dropped by convertToLlm before sending."""
+        return bool(self.node.meta and self.node.meta.get("excludeFromContext"))
+
+
+@dataclass
+class SessionContext:
+    leaf: Node | None
+    path: list[Node]
+    messages: list[ContextMessage] = field(default_factory=list)
+    model: dict[str, Any] | None = None
+    thinking_level: Any = "off"
+    compaction: Node | None = None
+    kept_from: Node | None = None  # the compaction's first kept entry, when found on the path
+
+    @property
+    def tokens(self) -> int:
+        return sum(m.tokens for m in self.messages if not m.excluded)
+
+
+def _emit(node: Node) -> ContextMessage | None:
+    if node.type == "message":
+        return ContextMessage(node.role or "unknown", node, node.est)
+    if node.type == "custom_message":
+        return ContextMessage("custom", node, node.est)
+    if node.type == "branch_summary" and node.meta and node.meta.get("hasSummary"):
+        return ContextMessage("branchSummary", node, node.est)
+    return None
+
+
+def build_context(tree: SessionTree, leaf: Node | None) -> SessionContext:
+    """Pi's buildSessionContext(entries, leafId). `leaf=None` means the file's leaf (the last entry)."""
+    if leaf is None:
+        leaf = tree.leaf
+    path = tree.branch(leaf)
+    ctx = SessionContext(leaf=leaf, path=path)
+    compaction: Node | None = None
+    for node in path:
+        meta = node.meta
+        if node.type == "thinking_level_change" and meta is not None:
+            ctx.thinking_level = meta.get("thinkingLevel")
+        elif node.type == "model_change" and meta is not None:
+            ctx.model = {"provider": meta.get("provider"), "modelId": meta.get("modelId")}
+        elif node.type == "message" and node.role == "assistant":
+            provider, model_id = node.model or (None, None)
+            ctx.model = {"provider": provider, "modelId": model_id}
+        elif node.type == "compaction":
+            compaction = node
+    messages = ctx.messages
+    if compaction is not None:
+        ctx.compaction = compaction
+        messages.append(ContextMessage("compactionSummary", compaction, compaction.est))
+        cut = path.index(compaction)
+        first_kept = compaction.meta.get("firstKeptEntryId") if compaction.meta else None
+        found = False
+        for node in path[:cut]:
+            if node.id == first_kept:
+                found = True
+                ctx.kept_from = node
+            if found:
+                msg = _emit(node)
+                if msg is not None:
+                    messages.append(msg)
+        for node in path[cut + 1 :]:
+            msg = _emit(node)
+            if msg is not None:
+                messages.append(msg)
+    else:
+        for node in path:
+            msg = _emit(node)
+            if msg is not None:
+                messages.append(msg)
+    return ctx
+
+
+def model_label(model: dict[str, Any] | None) -> str:
+    if not model:
+        return "unknown"
+    return f"{js_string(model.get('provider'))}/{js_string(model.get('modelId'))}"

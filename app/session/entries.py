@@ -1,0 +1,298 @@
+"""The compact per-entry record (`Node`) that pitree keeps in memory, and how it is built from parsed JSON.
+
+A `Node` holds only what the tree, the row list and search need: ids, type/role, a short display text,
+file position, Pi's token estimate and assistant usage. The full JSON is re-read from `offset`/`length`
+when an entry is opened, so a 100 MB session costs a small multiple of its entry count, not of its size.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from .text import (
+    ROW_TEXT_MAX,
+    as_str,
+    extract_content,
+    format_tool_call,
+    has_text_content,
+    js_string,
+    json_compact,
+    normalize,
+)
+
+# flag bits
+HIDDEN_TOOL_ONLY = 1  # assistant turn with no text that is neither errored nor aborted (Pi hides it)
+IS_ERROR = 2  # assistant stopReason error / toolResult isError / bash exit != 0
+SYNTHETIC_ID = 4  # the id was made by pitree (v1 migration, or an entry without a usable id)
+FROM_HOOK = 8
+
+SETTINGS_TYPES = frozenset({"label", "custom", "model_change", "thinking_level_change"})
+
+
+class Node:
+    """One entry of a session, compact. `children` is filled by SessionTree."""
+
+    __slots__ = (
+        "id",
+        "parent_id",
+        "idx",
+        "line",
+        "offset",
+        "length",
+        "type",
+        "role",
+        "ts",
+        "text",
+        "flags",
+        "est",
+        "usage",
+        "model",
+        "meta",
+        "children",
+        "parent",
+        "search",
+    )
+
+    def __init__(self) -> None:
+        self.id: str = ""
+        self.parent_id: str | None = None
+        self.idx = 0  # position among entries in file order (header excluded)
+        self.line = 0  # 1-based line number in the file
+        self.offset = 0  # byte offset of the line
+        self.length = 0  # byte length of the line without its newline
+        self.type: str = ""
+        self.role: str | None = None
+        self.ts = math.nan  # timestamp in ms since the epoch, nan when missing or unparseable
+        self.text = ""  # Pi's row text (tool results are resolved by the tree)
+        self.flags = 0
+        self.est = 0  # Pi's chars/4 estimate of what this entry contributes to the context
+        self.usage: tuple[float, float, float, float, float, float] | None = None
+        self.model: tuple[Any, Any] | None = None  # (provider, model) of an assistant message, raw
+        self.meta: dict[str, Any] | None = None
+        self.children: list[Node] = []
+        self.parent: Node | None = None
+        self.search: str | None = None
+
+    def __repr__(self) -> str:
+        return f"Node({self.id!r}, {self.type}{'/' + self.role if self.role else ''}, line {self.line})"
+
+    @property
+    def kind(self) -> str:
+        """`message:<role>` for messages, else the entry type."""
+        return f"message:{self.role}" if self.type == "message" else self.type
+
+
+def parse_timestamp(value: Any) -> float:
+    """JavaScript's `new Date(value).getTime()` for the values Pi writes; nan when it would be NaN."""
+    if isinstance(value, bool):
+        return math.nan
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and value:
+        try:
+            dt = datetime.fromisoformat(value)
+        except ValueError:
+            return math.nan
+        if dt.tzinfo is None:
+            # JS reads a date-time without an offset as local time; pitree reads it as UTC so that
+            # the order of children does not depend on the machine's timezone.
+            return dt.replace(tzinfo=_UTC).timestamp() * 1000.0
+        return dt.timestamp() * 1000.0
+    return math.nan
+
+
+try:
+    from datetime import UTC as _UTC
+except ImportError:  # pragma: no cover - 3.11 has it
+    from datetime import timezone
+
+    _UTC = timezone.utc  # noqa: UP017
+
+
+def js_len(text: str) -> int:
+    """Length in UTF-16 code units, as JavaScript's `.length` counts (Pi's estimate uses it)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _num(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value)
+
+
+def _content_chars(content: Any, images: bool) -> int:
+    if isinstance(content, str):
+        return js_len(content)
+    chars = 0
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                text = block.get("text")
+                if isinstance(text, str):
+                    chars += js_len(text)
+            elif btype == "image" and images:
+                chars += 4800  # Pi counts an image as 4,800 characters (1,200 tokens)
+    return chars
+
+
+def estimate_message_tokens(role: Any, msg: dict[str, Any]) -> int:
+    """Pi's `estimateTokens(message)`: characters / 4, rounded up, per role."""
+    chars = 0
+    if role == "user":
+        chars = _content_chars(msg.get("content"), images=False)
+    elif role == "assistant":
+        content = msg.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                btype = block.get("type")
+                if btype == "text":
+                    chars += js_len(as_str(block.get("text")))
+                elif btype == "thinking":
+                    chars += js_len(as_str(block.get("thinking")))
+                elif btype == "toolCall":
+                    chars += js_len(as_str(block.get("name"))) + js_len(json_compact(block.get("arguments")))
+    elif role in ("custom", "toolResult"):
+        chars = _content_chars(msg.get("content"), images=True)
+    elif role == "bashExecution":
+        chars = js_len(as_str(msg.get("command"))) + js_len(as_str(msg.get("output")))
+    elif role in ("branchSummary", "compactionSummary"):
+        chars = js_len(as_str(msg.get("summary")))
+    else:
+        return 0
+    return -(-chars // 4)
+
+
+def _assistant(node: Node, msg: dict[str, Any]) -> None:
+    content = msg.get("content")
+    text = normalize(extract_content(content))
+    stop = msg.get("stopReason")
+    if text:
+        node.text = "assistant: " + text
+    elif stop == "aborted":
+        node.text = "assistant: (aborted)"
+    elif msg.get("errorMessage"):
+        node.text = "assistant: " + normalize(as_str(msg.get("errorMessage")))[:80]
+    else:
+        node.text = "assistant: (no content)"
+    error_or_aborted = bool(stop) and stop not in ("stop", "toolUse")
+    if not has_text_content(content) and not error_or_aborted:
+        node.flags |= HIDDEN_TOOL_ONLY
+    if stop == "error" or msg.get("errorMessage"):
+        node.flags |= IS_ERROR
+    provider, model = msg.get("provider"), msg.get("model")
+    if provider is not None or model is not None:
+        node.model = (provider, model)
+    usage = msg.get("usage")
+    if isinstance(usage, dict):
+        cost = usage.get("cost")
+        total_cost = _num(cost.get("total")) if isinstance(cost, dict) else 0.0
+        node.usage = (
+            _num(usage.get("input")),
+            _num(usage.get("output")),
+            _num(usage.get("cacheRead")),
+            _num(usage.get("cacheWrite")),
+            _num(usage.get("totalTokens")),
+            total_cost,
+        )
+    calls = []
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "toolCall":
+                calls.append((block.get("id"), format_tool_call(block.get("name"), block.get("arguments"))))
+    if calls:
+        node.meta = {"calls": calls}
+
+
+def _message(node: Node, msg: Any) -> None:
+    if not isinstance(msg, dict):
+        node.role = None
+        node.text = f"[message: {type(msg).__name__ if msg is not None else 'missing'}]"
+        return
+    role = msg.get("role")
+    node.role = role if isinstance(role, str) else js_string(role)
+    node.est = estimate_message_tokens(role, msg)
+    if role == "user":
+        node.text = "user: " + normalize(extract_content(msg.get("content")))
+    elif role == "assistant":
+        _assistant(node, msg)
+    elif role == "toolResult":
+        call_id = msg.get("toolCallId")
+        node.meta = {"toolCallId": call_id, "toolName": msg.get("toolName")}
+        # Provisional: the tree swaps in the formatted call once it knows the calls (Pi's toolCallMap).
+        node.text = f"[{js_string(msg.get('toolName') or 'tool')}]"
+        if msg.get("isError") is True:
+            node.flags |= IS_ERROR
+    elif role == "bashExecution":
+        node.text = "[bash]: " + normalize(as_str(msg.get("command")))
+        code = msg.get("exitCode")
+        if isinstance(code, int | float) and code != 0:
+            node.flags |= IS_ERROR
+        if msg.get("excludeFromContext"):
+            node.meta = {"excludeFromContext": True}
+    else:
+        node.text = f"[{node.role}]"
+
+
+def fill_node(node: Node, obj: dict[str, Any]) -> None:
+    """Set type, role, row text, estimate, usage and meta of `node` from its parsed JSON object."""
+    etype = obj.get("type")
+    node.type = etype if isinstance(etype, str) else js_string(etype)
+    node.ts = parse_timestamp(obj.get("timestamp"))
+    if etype == "message":
+        _message(node, obj.get("message"))
+    elif etype == "compaction":
+        before = obj.get("tokensBefore")
+        summary = as_str(obj.get("summary"))
+        if isinstance(before, int | float) and not isinstance(before, bool):
+            node.text = f"[compaction: {math.floor(before / 1000 + 0.5)}k tokens]"  # Math.round
+        else:
+            node.text = f"[compaction: {js_string(before)} tokens]"
+        node.est = -(-js_len(summary) // 4)
+        node.meta = {
+            "tokensBefore": before,
+            "firstKeptEntryId": obj.get("firstKeptEntryId"),
+            "summary": summary,
+        }
+        if obj.get("fromHook"):
+            node.flags |= FROM_HOOK
+    elif etype == "branch_summary":
+        summary = as_str(obj.get("summary"))
+        node.text = "[branch summary]: " + normalize(summary)[:ROW_TEXT_MAX]
+        node.est = -(-js_len(summary) // 4) if obj.get("summary") else 0
+        node.meta = {"fromId": obj.get("fromId"), "summary": summary, "hasSummary": bool(obj.get("summary"))}
+        if obj.get("fromHook"):
+            node.flags |= FROM_HOOK
+    elif etype == "custom_message":
+        content = obj.get("content")
+        text = content if isinstance(content, str) else extract_content(content, max_len=10**9)
+        node.text = f"[{js_string(obj.get('customType'))}]: " + normalize(text)[:ROW_TEXT_MAX]
+        node.est = estimate_message_tokens("custom", {"content": content})
+    elif etype == "model_change":
+        node.text = f"[model: {js_string(obj.get('modelId'))}]"
+        node.meta = {"provider": obj.get("provider"), "modelId": obj.get("modelId")}
+    elif etype == "thinking_level_change":
+        node.text = f"[thinking: {js_string(obj.get('thinkingLevel'))}]"
+        node.meta = {"thinkingLevel": obj.get("thinkingLevel")}
+    elif etype == "custom":
+        node.text = f"[custom: {js_string(obj.get('customType'))}]"
+        node.meta = {"customType": obj.get("customType")}
+    elif etype == "label":
+        label = obj.get("label")
+        node.text = f"[label: {js_string(label) if label is not None else '(cleared)'}]"
+        node.meta = {"targetId": obj.get("targetId"), "label": label}
+    elif etype == "session_info":
+        name = obj.get("name")
+        shown = normalize(js_string(name)) if name else "(empty)"
+        node.text = f"[name: {shown}]"
+        node.meta = {"name": name}
+    else:
+        node.text = f"[{node.type or 'unknown type'}]"

@@ -1,0 +1,214 @@
+"""The flat row list Pi's `/tree` draws: filters, nearest-visible-ancestor re-parenting, indents, connectors.
+
+A port of Pi's TreeList.flattenTree / applyFilter / recalculateVisualStructure, computed in two
+iterative passes over the tree. Each row also knows where its subtree ends (`end`), so folding is
+skipping a range, and whether it is foldable, so views never recompute the layout on a fold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .entries import HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
+from .tree import SessionTree
+
+FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
+
+
+class Row:
+    """One visible line of the tree."""
+
+    __slots__ = ("node", "indent", "connector", "is_last", "gutters", "vroot", "end", "parent_row", "nchildren")
+
+    def __init__(
+        self,
+        node: Node,
+        indent: int,
+        connector: bool,
+        is_last: bool,
+        gutters: tuple[tuple[int, bool], ...],
+        vroot: bool,
+        parent_row: int,
+    ) -> None:
+        self.node = node
+        self.indent = indent
+        self.connector = connector
+        self.is_last = is_last
+        self.gutters = gutters
+        self.vroot = vroot
+        self.parent_row = parent_row  # index of the nearest visible ancestor's row, -1 for a root
+        self.end = 0  # index after the last row of this row's subtree
+        self.nchildren = 0  # visible children
+
+
+@dataclass
+class Layout:
+    rows: list[Row]
+    multiple_roots: bool
+    leaf: Node | None
+    active: set[int]  # id() of nodes on the active path
+    mode: str
+    query: str
+
+    def index_of(self, entry_id: str) -> int | None:
+        for i, row in enumerate(self.rows):
+            if row.node.id == entry_id:
+                return i
+        return None
+
+    def foldable(self, i: int) -> bool:
+        """Pi's isFoldable: has visible children and is a root or the start of a branch segment."""
+        row = self.rows[i]
+        if row.nchildren == 0:
+            return False
+        if row.parent_row < 0:
+            return True
+        return self.rows[row.parent_row].nchildren > 1
+
+    def prefix(self, i: int, folded: bool = False) -> str:
+        """Pi's tree gutter for row i: `│`, `├─`, `└─`, with `⊟`/`⊞` on foldable branch starts."""
+        row = self.rows[i]
+        display_indent = max(0, row.indent - 1) if self.multiple_roots else row.indent
+        if display_indent == 0:
+            return ""
+        has_connector = row.connector and not row.vroot
+        connector_pos = display_indent - 1 if has_connector else -1
+        gutters: dict[int, bool] = {}
+        for pos, show in row.gutters:
+            gutters.setdefault(pos, show)  # Pi takes the first gutter at a level
+        out: list[str] = []
+        for level in range(display_indent):
+            if level in gutters:
+                out.append("│  " if gutters[level] else "   ")
+            elif level == connector_pos:
+                mid = "⊞" if folded else ("⊟" if self.foldable(i) else "─")
+                out.append(("└" if row.is_last else "├") + mid + " ")
+            else:
+                out.append("   ")
+        return "".join(out)
+
+
+def tokens_of(query: str) -> list[str]:
+    """Pi's search: lower-case, whitespace-separated tokens, all must be substrings."""
+    return query.lower().split()
+
+
+def passes_filter(tree: SessionTree, node: Node, mode: str) -> bool:
+    if mode == "default":
+        return node.type not in SETTINGS_TYPES
+    if mode == "no-tools":
+        return node.type not in SETTINGS_TYPES and not (node.type == "message" and node.role == "toolResult")
+    if mode == "user-only":
+        return node.type == "message" and node.role == "user"
+    if mode == "labeled-only":
+        return node.id in tree.labels
+    if mode == "all":
+        return True
+    raise ValueError(f"unknown filter {mode!r} (choose from {', '.join(FILTERS)})")
+
+
+def build_layout(tree: SessionTree, mode: str = "default", query: str = "", leaf: Node | None = None) -> Layout:
+    """The rows of the tree under a filter and search, in Pi's display order (active branch first)."""
+    if mode not in FILTERS:
+        raise ValueError(f"unknown filter {mode!r} (choose from {', '.join(FILTERS)})")
+    if leaf is None:
+        leaf = tree.leaf
+    active: set[int] = set()
+    node = leaf
+    while node is not None:
+        active.add(id(node))
+        node = node.parent
+    tokens = tokens_of(query)
+    leaf_id = id(leaf) if leaf is not None else None
+
+    # Pass 1: pre-order over the whole tree, active branch first; keep visible nodes with their
+    # nearest visible ancestor (which is where Pi hangs them after filtering).
+    vis_children: dict[int, list[Node]] = {0: []}
+    ordered_roots = _active_first(tree.roots, active)
+    stack: list[tuple[Node, int]] = [(r, 0) for r in reversed(ordered_roots)]
+    labels = tree.labels
+    while stack:
+        node, anc = stack.pop()
+        visible = True
+        if node.flags & HIDDEN_TOOL_ONLY and id(node) != leaf_id:
+            visible = False
+        elif mode != "all":
+            visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in labels
+        if visible and tokens:
+            text = tree.search_text(node)
+            visible = all(t in text for t in tokens)
+        if visible:
+            vis_children[anc].append(node)
+            anc = id(node)
+            vis_children[anc] = []
+        children = node.children
+        if children:
+            if len(children) > 1:
+                children = _active_first(children, active)
+            for child in reversed(children):
+                stack.append((child, anc))
+
+    # Pass 2: Pi's indentation over the visible forest.
+    roots = vis_children[0]
+    multiple = len(roots) > 1
+    rows: list[Row] = []
+    Frame = tuple[Node, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool, int]
+    lstack: list[Frame] = []
+    for i in range(len(roots) - 1, -1, -1):
+        lstack.append((roots[i], 1 if multiple else 0, multiple, multiple, i == len(roots) - 1, (), multiple, -1))
+    while lstack:
+        node, indent, just_branched, show_conn, is_last, gutters, vroot, parent_row = lstack.pop()
+        my_row = len(rows)
+        rows.append(Row(node, indent, show_conn, is_last, gutters, vroot, parent_row))
+        children = vis_children.get(id(node), ())
+        n = len(children)
+        rows[my_row].nchildren = n
+        if not n:
+            continue
+        multi = n > 1
+        if multi or (just_branched and indent > 0):
+            child_indent = indent + 1
+        else:
+            child_indent = indent
+        if show_conn and not vroot:
+            display_indent = max(0, indent - 1) if multiple else indent
+            child_gutters = (*gutters, (max(0, display_indent - 1), not is_last))
+        else:
+            child_gutters = gutters
+        for j in range(n - 1, -1, -1):
+            lstack.append((children[j], child_indent, multi, multi, j == n - 1, child_gutters, False, my_row))
+
+    # Subtree ends, for folding: rows are in pre-order, so a subtree is a contiguous range.
+    sizes = [1] * len(rows)
+    for i in range(len(rows) - 1, -1, -1):
+        p = rows[i].parent_row
+        if p >= 0:
+            sizes[p] += sizes[i]
+    for i, row in enumerate(rows):
+        row.end = i + sizes[i]
+    return Layout(rows, multiple, leaf, active, mode, query)
+
+
+def _active_first(nodes: Sequence[Node], active: set[int]) -> list[Node]:
+    first = [n for n in nodes if id(n) in active]
+    if not first:
+        return list(nodes)
+    return first + [n for n in nodes if id(n) not in active]
+
+
+def visible_indices(layout: Layout, folded: set[str]) -> list[int]:
+    """Row indices shown when the rows whose entry ids are in `folded` hide their subtrees."""
+    rows = layout.rows
+    if not folded:
+        return list(range(len(rows)))
+    out: list[int] = []
+    i, n = 0, len(rows)
+    while i < n:
+        out.append(i)
+        row = rows[i]
+        if row.node.id in folded and row.nchildren:
+            i = row.end
+        else:
+            i += 1
+    return out

@@ -1,0 +1,212 @@
+"""Turning session bytes into a `SessionTree`: header, versions, in-memory migration, incremental feeding.
+
+`SessionBuilder.feed(data, offset, line)` accepts the whole file or, later, just the complete lines the
+tailer found appended; `load_bytes` is the one-shot form. Pure: no file access here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from .entries import SYNTHETIC_ID, Node, fill_node
+from .parse import BOM, iter_lines
+from .tree import Problem, SessionTree, Skipped
+
+CURRENT_VERSION = 3
+
+
+def _version_of(header: dict[str, Any] | None) -> float:
+    """Pi's `header?.version ?? 1`, compared as JavaScript would (non-numbers never compare true)."""
+    if header is None:
+        return 1
+    value = header.get("version")
+    if value is None:
+        return 1
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return float("nan")
+    return float("nan")
+
+
+def stable_id(session_id: str, ordinal: int, taken: set[str]) -> str:
+    """An 8-hex id derived from the session id and the entry's position: same bytes, same ids."""
+    salt = 0
+    while True:
+        digest = hashlib.blake2b(f"{session_id}:{ordinal}:{salt}".encode(), digest_size=4).hexdigest()
+        if digest not in taken:
+            return digest
+        salt += 1
+
+
+class SessionBuilder:
+    """Feeds parsed lines into a `SessionTree`, applying Pi's v1/v2 migrations in memory."""
+
+    def __init__(self) -> None:
+        self.tree = SessionTree()
+        self.size = 0  # bytes consumed so far (offset of the next line)
+        self.next_line = 1
+        self._seen_header = False
+        self._no_header_reported = False
+        self._migrate_v1 = False
+        self._migrate_v2 = False
+        self._v1_ids: set[str] = set()
+        self._v1_prev: str | None = None
+        self._v1_parsed: list[Node | None] = []  # Pi's parsed-entries array, for firstKeptEntryIndex
+        self._pending_first_kept: list[tuple[Node, Any]] = []
+
+    # The header decides the version, so the first object is handled before any entry.
+    def _take_header(self, obj: dict[str, Any], line: int) -> bool:
+        tree = self.tree
+        self._seen_header = True
+        if obj.get("type") == "session" and isinstance(obj.get("id"), str):
+            tree.header = obj
+            tree.version = _version_of(obj)
+            self._start_migration()
+            return True
+        tree.problems.append(
+            Problem(
+                line,
+                "no session header on the first line: Pi treats this file as empty (and would overwrite it)",
+            )
+        )
+        tree.header = None
+        has_ids = isinstance(obj.get("id"), str)
+        tree.version = CURRENT_VERSION if has_ids else 1
+        self._start_migration()
+        return False
+
+    def _start_migration(self) -> None:
+        version = self.tree.version
+        self._migrate_v1 = version < 2
+        self._migrate_v2 = version < 3 or self._migrate_v1
+
+    def feed(self, data: bytes, final: bool = True) -> list[Node]:
+        """Consume `data`, which starts at byte `self.size`. Returns the nodes added to the tree."""
+        tree = self.tree
+        if self.size == 0 and data.startswith(BOM):
+            tree.problems.append(Problem(1, "file starts with a UTF-8 byte-order mark (Pi cannot read this header)"))
+        new: list[Node] = []
+        base_idx = len(tree.nodes)
+        for line, offset, length, obj, note in iter_lines(data, self.size, self.next_line, final):
+            self.next_line = line + 1
+            if obj is None:
+                tree.skipped.append(Skipped(line, note or "unparseable"))
+                continue
+            if note:
+                tree.problems.append(Problem(line, note))
+            if not self._seen_header:
+                if self._take_header(obj, line):
+                    if self._migrate_v1:
+                        self._v1_parsed.append(None)
+                    continue
+            elif obj.get("type") == "session":
+                tree.skipped.append(Skipped(line, "another session header (Pi ignores it as an entry)"))
+                if self._migrate_v1:
+                    self._v1_parsed.append(None)
+                continue
+            node = self._make_node(obj, base_idx + len(new), line, offset, length)
+            new.append(node)
+        end = self._end_of(data, final)
+        self.size += end
+        added = tree.add(new)
+        if self._pending_first_kept:
+            self._resolve_first_kept()
+        if final:
+            tree.finish_orphans()
+        return added
+
+    @staticmethod
+    def _end_of(data: bytes, final: bool) -> int:
+        if final:
+            return len(data)
+        last = data.rfind(b"\n")
+        return last + 1
+
+    def _make_node(self, obj: dict[str, Any], idx: int, line: int, offset: int, length: int) -> Node:
+        node = Node()
+        node.idx, node.line, node.offset, node.length = idx, line, offset, length
+        if self._migrate_v2:
+            message = obj.get("message")
+            if obj.get("type") == "message" and isinstance(message, dict) and message.get("role") == "hookMessage":
+                obj = {**obj, "message": {**message, "role": "custom"}}
+        fill_node(node, obj)
+        if self._migrate_v1:
+            header = self.tree.header
+            sid = header.get("id") if header else "no-header"
+            node.id = stable_id(str(sid), idx, self._v1_ids)
+            node.flags |= SYNTHETIC_ID
+            self._v1_ids.add(node.id)
+            node.parent_id = self._v1_prev
+            self._v1_prev = node.id
+            self._v1_parsed.append(node)
+            if node.type == "compaction":
+                index = obj.get("firstKeptEntryIndex")
+                if isinstance(index, int | float) and not isinstance(index, bool):
+                    self._pending_first_kept.append((node, index))
+            return node
+        entry_id, parent_id = obj.get("id"), obj.get("parentId")
+        if isinstance(entry_id, str) and entry_id:
+            node.id = entry_id
+        else:
+            node.id = f"~L{line}"
+            node.flags |= SYNTHETIC_ID
+            self.tree.problems.append(
+                Problem(line, f"entry has no usable id ({_kind(entry_id)}): pitree calls it {node.id}")
+            )
+        if parent_id is None or isinstance(parent_id, str):
+            node.parent_id = parent_id
+        else:
+            node.parent_id = None
+            self.tree.problems.append(Problem(line, f"parentId is {_kind(parent_id)}: shown as a root"))
+        return node
+
+    def _resolve_first_kept(self) -> None:
+        still: list[tuple[Node, Any]] = []
+        for node, index in self._pending_first_kept:
+            i = int(index) if float(index).is_integer() else -1
+            if 0 <= i < len(self._v1_parsed):
+                target = self._v1_parsed[i]
+                if node.meta is not None:
+                    node.meta["firstKeptEntryId"] = target.id if target is not None else None
+            else:
+                still.append((node, index))
+        self._pending_first_kept = still
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "missing"
+    if isinstance(value, str):
+        return "an empty string"
+    return f"a {type(value).__name__}"
+
+
+def load_bytes(data: bytes) -> SessionTree:
+    """Parse a whole session file's bytes into a tree."""
+    builder = SessionBuilder()
+    builder.feed(data, final=True)
+    return builder.tree
+
+
+def migrate_entry(obj: dict[str, Any], node: Node, tree: SessionTree) -> dict[str, Any]:
+    """The entry as Pi holds it after migration: ids, parentId, firstKeptEntryId and role rename applied."""
+    out = dict(obj)
+    if tree.version < 2 or node.flags & SYNTHETIC_ID:
+        out["id"] = node.id
+        out["parentId"] = node.parent_id
+        if node.type == "compaction" and node.meta is not None and "firstKeptEntryIndex" in out:
+            out.pop("firstKeptEntryIndex", None)
+            if node.meta.get("firstKeptEntryId") is not None:
+                out["firstKeptEntryId"] = node.meta["firstKeptEntryId"]
+    if tree.version < 3:
+        message = out.get("message")
+        if out.get("type") == "message" and isinstance(message, dict) and message.get("role") == "hookMessage":
+            out["message"] = {**message, "role": "custom"}
+    return out

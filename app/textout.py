@@ -1,0 +1,183 @@
+"""Readable (non-JSON) output of the scripting commands, through Rich.
+
+Session text only ever becomes `rich.text.Text` with control characters made visible, never markup:
+a `[bold]` in a message is printed as `[bold]`, an escape sequence as `␛[31m`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .session.layout import Layout
+from .session.text import make_safe
+from .session.tree import SessionTree
+
+
+def safe(text: Any, style: str = "") -> Text:
+    return Text(make_safe(str(text) if text is not None else "", keep_newlines=True), style=style)
+
+
+def one_line(text: Any, style: str = "") -> Text:
+    return Text(make_safe(str(text) if text is not None else "", keep_newlines=False), style=style)
+
+
+ROLE_STYLES = {"user": "bold cyan", "assistant": "green"}
+
+
+def tree_lines(tree: SessionTree, layout: Layout) -> list[Text]:
+    """One Text per row: gutter, active-path dot, label, row text, and `← leaf` on the leaf."""
+    leaf = tree.leaf
+    out = []
+    for i, row in enumerate(layout.rows):
+        node = row.node
+        line = Text(layout.prefix(i), style="dim")
+        on_path = id(node) in layout.active
+        if on_path:
+            line.append("• ", style="bold blue")
+        label = tree.labels.get(node.id)
+        if label:
+            line.append_text(one_line(f"[{label}] ", "yellow"))
+        text = tree.row_text(node)
+        style = ROLE_STYLES.get(node.role or "", "")
+        if node.type != "message":
+            style = "magenta" if node.type in ("compaction", "branch_summary") else "dim"
+        elif node.role == "toolResult":
+            style = "dim"
+        line.append_text(one_line(text, style + (" bold" if on_path and style else "")))
+        if node is leaf:
+            line.append(" ← leaf", style="bold yellow")
+        line.append(f"  {node.id}", style="dim")
+        out.append(line)
+    return out
+
+
+def print_tree(console: Console, tree: SessionTree, layout: Layout) -> None:
+    header = tree.header or {}
+    title = Text("session ", style="bold")
+    title.append_text(one_line(tree.name or header.get("id") or "(no header)", "bold"))
+    title.append(f"  {tree.entry_count} entries, {len(layout.rows)} shown ({layout.mode})", style="dim")
+    console.print(title)
+    for line in tree_lines(tree, layout):
+        console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
+    _print_skips(console, tree)
+
+
+def _print_skips(console: Console, tree: SessionTree) -> None:
+    if tree.skipped:
+        console.print(Text(f"{len(tree.skipped)} line(s) skipped:", style="yellow"))
+        for s in tree.skipped[:20]:
+            console.print(one_line(f"  line {s.line}: {s.reason}", "yellow"))
+        if len(tree.skipped) > 20:
+            console.print(Text(f"  … and {len(tree.skipped) - 20} more (see --json)", style="yellow"))
+    for p in tree.problems[:10]:
+        console.print(one_line(f"note: line {p.line}: {p.message}", "dim yellow"))
+    if len(tree.problems) > 10:
+        console.print(Text(f"note: … and {len(tree.problems) - 10} more (see --json)", style="dim yellow"))
+
+
+def print_context(console: Console, report: dict[str, Any]) -> None:
+    model = report["model"]
+    head = Text(f"context at {report['leaf']}: ", style="bold")
+    head.append_text(one_line(f"{len(report['messages'])} messages, model "))
+    head.append_text(one_line(f"{model.get('provider')}/{model.get('modelId')}" if model else "unknown"))
+    head.append_text(one_line(f", thinking {report['thinkingLevel']}"))
+    console.print(head)
+    table = Table(box=None, pad_edge=False)
+    for col in ("#", "role", "entry", "tokens", "tiktoken", "running"):
+        table.add_column(col, justify="right" if col in ("#", "tokens", "tiktoken", "running") else "left")
+    running = 0
+    for i, m in enumerate(report["messages"], 1):
+        running += m["tokens"] if not m.get("excludeFromContext") else 0
+        table.add_row(
+            str(i),
+            one_line(m["role"] + (" (excluded)" if m.get("excludeFromContext") else "")),
+            one_line(m["entryId"]),
+            str(m["tokens"]),
+            str(m.get("tiktoken", "")),
+            str(running),
+        )
+    console.print(table)
+    tok = report["tokens"]
+    console.print(Text(f"total: {tok['estimate']} tokens (Pi's chars/4 estimate), {tok['tiktoken']} (cl100k)"))
+
+
+def print_compactions(console: Console, report: dict[str, Any]) -> None:
+    comps = report["compactions"]
+    if not comps:
+        console.print("no compactions in this session")
+        return
+    for c in comps:
+        head = Text(f"compaction {c['id']} (line {c['line']})", style="bold magenta")
+        if c["onActivePath"]:
+            head.append("  on the active path", style="blue")
+        console.print(head)
+        console.print(one_line(f"  tokens before: {c['tokensBefore']}"))
+        console.print(
+            one_line(
+                f"  summarized: {c['summarized']['entries']} messages, ~{c['summarized']['tokens']} tokens;"
+                f" kept: {c['kept']['entries']} messages, ~{c['kept']['tokens']} tokens"
+                f" from {c['firstKeptEntryId']} ({'on' if c['firstKeptOnPath'] else 'NOT on'} the path)"
+            )
+        )
+        after = c["tokensAfter"]
+        console.print(
+            one_line(
+                f"  summary: ~{c['summaryTokens']['estimate']} tokens; after: ~{after['estimate']} tokens"
+                + (f" ({after['tiktoken']} cl100k)" if after.get("tiktoken") is not None else "")
+            )
+        )
+        for p in c["problems"]:
+            console.print(one_line(f"  problem: {p}", "red"))
+        console.print(Text("  summary:", style="dim"))
+        for line in (c["summary"] or "(empty)").splitlines():
+            console.print(Text("    ").append_text(safe(line)))
+
+
+def _when(ms: float | None) -> str:
+    if ms is None or ms != ms or math.isinf(ms):
+        return "?"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) + " UTC"
+
+
+def print_info(console: Console, report: dict[str, Any]) -> None:
+    s = report["session"]
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    rows = [
+        ("name", s["name"] or "(none)"),
+        ("id", s["id"]),
+        ("version", s["version"]),
+        ("cwd", s["cwd"]),
+        ("parent session", s["parentSession"] or "(none)"),
+        ("size", f"{report['bytes']} bytes" if report["bytes"] is not None else "?"),
+        ("entries", f"{report['entries']} ({report['skipped']} lines skipped, {report['problems']} notes)"),
+        ("types", ", ".join(f"{k} {v}" for k, v in report["types"].items())),
+        ("roles", ", ".join(f"{k} {v}" for k, v in report["roles"].items())),
+        ("branches", f"{report['branches']} leaves; active leaf {report['leaf']}"),
+        ("compactions", report["compactions"]),
+        ("labels", report["labels"]),
+        ("errors", report["errors"]),
+        ("time", f"{_when(report['firstTimestamp'])} → {_when(report['lastTimestamp'])}"),
+    ]
+    u = report["usage"]
+    rows.append(
+        (
+            "usage",
+            f"input {u['input']}, output {u['output']}, cache read {u['cacheRead']}, "
+            f"cache write {u['cacheWrite']}, total {u['totalTokens']}, cost ${u['cost']:.4f}",
+        )
+    )
+    for model, m in report["models"].items():
+        rows.append(
+            (f"  {model}", f"{m['messages']} replies, {m['totalTokens']} tokens, ${m['cost']:.4f}")
+        )
+    for k, v in rows:
+        table.add_row(one_line(k), one_line(v))
+    console.print(table)
