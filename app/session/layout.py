@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .entries import HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
+from .gcpause import gc_paused
 from .tree import SessionTree
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -110,6 +111,11 @@ def passes_filter(tree: SessionTree, node: Node, mode: str) -> bool:
 
 def build_layout(tree: SessionTree, mode: str = "default", query: str = "", leaf: Node | None = None) -> Layout:
     """The rows of the tree under a filter and search, in Pi's display order (active branch first)."""
+    with gc_paused():
+        return _build_layout(tree, mode, query, leaf)
+
+
+def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -> Layout:
     if mode not in FILTERS:
         raise ValueError(f"unknown filter {mode!r} (choose from {', '.join(FILTERS)})")
     if leaf is None:

@@ -10,6 +10,7 @@ import hashlib
 from typing import Any
 
 from .entries import SYNTHETIC_ID, Node, fill_node
+from .gcpause import gc_paused
 from .parse import BOM, iter_lines
 from .tree import Problem, SessionTree, Skipped
 
@@ -89,6 +90,10 @@ class SessionBuilder:
 
     def feed(self, data: bytes, final: bool = True) -> list[Node]:
         """Consume `data`, which starts at byte `self.size`. Returns the nodes added to the tree."""
+        with gc_paused():
+            return self._feed(data, final)
+
+    def _feed(self, data: bytes, final: bool) -> list[Node]:
         tree = self.tree
         if self.size == 0 and data.startswith(BOM):
             tree.problems.append(Problem(1, "file starts with a UTF-8 byte-order mark (Pi cannot read this header)"))

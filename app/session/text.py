@@ -14,12 +14,13 @@ import orjson
 
 ROW_TEXT_MAX = 200  # Pi's extractContent() keeps the first 200 characters of a message
 
-_WS_RE = re.compile(r"[\n\t]")
-
-
 def normalize(text: str) -> str:
-    """Pi's row normalisation: newlines and tabs become spaces, then trim."""
-    return _WS_RE.sub(" ", text).strip()
+    """Pi's row normalisation: newlines and tabs become spaces, then trim (JS trim: all whitespace)."""
+    if "\n" in text:
+        text = text.replace("\n", " ")
+    if "\t" in text:
+        text = text.replace("\t", " ")
+    return text.strip()
 
 
 def extract_content(content: Any, max_len: int = ROW_TEXT_MAX) -> str:
