@@ -1,1 +1,1 @@
-"""pitree package."""
+"""Package data: the stylesheet, help text and the demo session."""

@@ -1,1 +1,1 @@
-"""pitree package."""
+"""Textual widgets of pitree, one per module."""

@@ -57,6 +57,7 @@ class SessionTree:
     calls: dict[str, str] = field(default_factory=dict)  # toolCall id -> Pi's formatted call text
     _waiting: dict[str, list[Node]] = field(default_factory=dict)  # missing parent id -> orphans
     _dropped: set[int] = field(default_factory=set)  # idx of duplicate losers
+    _orphans_reported: set[int] = field(default_factory=set)
     generation: int = 0  # bumped on every change, for caches
 
     # ---- reading -------------------------------------------------------------------------------------------
@@ -287,6 +288,9 @@ class SessionTree:
         """Report entries whose parent never appeared (after a full load)."""
         for pid, orphans in self._waiting.items():
             for orphan in orphans:
+                if orphan.idx in self._orphans_reported:
+                    continue
+                self._orphans_reported.add(orphan.idx)
                 self.problems.append(
                     Problem(orphan.line, f"parent {pid} of {orphan.id} is not in the file (shown as a root)")
                 )

@@ -7,6 +7,7 @@ changes a byte.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +92,45 @@ class EntryReader:
         except OSError as exc:
             raise SessionFileError(f"{self.path}: {exc.strerror or exc}") from None
         return out
+
+
+class LoadCancelled(Exception):
+    """The user cancelled a load in progress."""
+
+
+def load_session_progressive(
+    path: Path,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    chunk_size: int = 8 << 20,
+) -> tuple[SessionTree, SessionBuilder]:
+    """Load in chunks of complete lines, reporting (bytes done, total) and stopping when `cancelled()`.
+
+    Only complete lines are fed; a torn last line is left for the tailer (it may still be being written),
+    so `builder.size` is where tailing continues.
+    """
+    st = check_readable(path)
+    total = st.st_size
+    builder = SessionBuilder()
+    pending = b""
+    done = 0
+    try:
+        with open(path, "rb") as fh:
+            while True:
+                if cancelled is not None and cancelled():
+                    raise LoadCancelled(f"loading {path.name} cancelled")
+                chunk = fh.read(chunk_size)
+                if not chunk:
+                    break
+                done += len(chunk)
+                data = pending + chunk if pending else chunk
+                cut = data.rfind(b"\n") + 1
+                if cut:
+                    builder.feed(data[:cut], final=False)
+                pending = data[cut:]
+                if progress is not None:
+                    progress(done, max(total, done))
+    except OSError as exc:
+        raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
+    builder.tree.finish_orphans()
+    return builder.tree, builder

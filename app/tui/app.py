@@ -1,0 +1,369 @@
+"""`PitreeApp`: composes the explorer (tree | entry, prompt, status, footer) and routes messages.
+
+Loading runs in a thread worker with a progress bar (the UI keeps answering keys, `q` quits mid-load);
+live tailing runs in an async worker fed by `store.watch` and `store.tail`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, ProgressBar, Static
+from textual.worker import get_current_worker
+
+from pitree.session.context import build_context
+from pitree.session.entries import Node
+from pitree.session.load import SessionBuilder
+from pitree.session.text import make_safe
+from pitree.session.tree import SessionTree
+from pitree.store.session_file import EntryReader, LoadCancelled, SessionFileError, load_session_progressive
+from pitree.widgets.entry_view import EntryView
+from pitree.widgets.prompt_bar import PromptBar
+from pitree.widgets.status_bar import StatusBar
+from pitree.widgets.text_screen import TextScreen
+from pitree.widgets.tree_view import TreeView
+
+from .live import LiveSession
+
+
+def _asset_text(name: str) -> str:
+    return (resources.files("pitree.assets") / name).read_text(encoding="utf-8")
+
+
+class PitreeApp(App[int]):
+    """The explorer on one session file."""
+
+    TITLE = "pitree"
+    CSS = _asset_text("app.tcss")
+
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("slash", "search", "Search", key_display="/"),
+        Binding("n", "next_match(1)", "Next", show=False),
+        Binding("N", "next_match(-1)", "Prev", show=False),
+        Binding("g", "goto", "Go to id"),
+        Binding("f", "toggle_follow", "Follow"),
+        Binding("r", "toggle_raw", "Raw JSON"),
+        Binding("s", "show_skipped", "Skipped", show=False),
+        Binding("tab", "switch_pane", "Pane", show=False),
+    ]
+
+    class Progress(Message):
+        """Posted by the load worker as bytes are parsed."""
+
+        def __init__(self, done: int, total: int) -> None:
+            self.done, self.total = done, total
+            super().__init__()
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, PitreeApp.Progress)
+
+    class Loaded(Message):
+        """Posted when the load worker has built the tree."""
+
+        def __init__(self, tree: SessionTree, builder: SessionBuilder) -> None:
+            self.stree, self.builder = tree, builder
+            super().__init__()
+
+    class LoadFailed(Message):
+        """Posted when the file could not be read."""
+
+        def __init__(self, error: str) -> None:
+            self.error = error
+            super().__init__()
+
+    def __init__(self, path: Path, *, select_id: str | None = None, watch: bool = True) -> None:
+        super().__init__()
+        self.path = path
+        self.select_id = select_id
+        self.watch_enabled = watch
+        self.stree: SessionTree | None = None
+        self.reader: EntryReader | None = None
+        self.live: LiveSession | None = None
+        self.follow_off = False  # set by `f`: stay put even on the leaf
+
+    # ---- composition -------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="loading"):
+            yield Static(Text(f"Loading {make_safe(self.path.name, keep_newlines=False)} …"), id="loading-label")
+            yield ProgressBar(id="progress", show_eta=False)
+        with Horizontal(id="panes"):
+            yield TreeView(id="tree")
+            yield EntryView(id="entry")
+        yield PromptBar(id="prompt")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    @property
+    def tree_view(self) -> TreeView:
+        return self.query_one(TreeView)
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    def on_mount(self) -> None:
+        self.title = f"pitree — {self.path.name}"
+        self.status_bar.update_status(file=self.path.name)
+        self.query_one("#panes").display = False
+        if self.path.exists():
+            self.load_session()
+        else:
+            self._show_waiting()
+            self.start_live(None)
+
+    def _show_waiting(self) -> None:
+        label = self.query_one("#loading-label", Static)
+        label.update(
+            Text(
+                f"Waiting for {make_safe(str(self.path), keep_newlines=False)} to be created "
+                "(Pi writes nothing before the first answer) …"
+            )
+        )
+        self.query_one("#progress", ProgressBar).display = False
+        self.status_bar.update_status(file_state="waiting for file")
+
+    # ---- loading -----------------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="load", description="Loading session", exit_on_error=False)
+    def load_session(self) -> None:
+        worker = get_current_worker()
+        try:
+            tree, builder = load_session_progressive(
+                self.path,
+                progress=lambda done, total: self.post_message(self.Progress(done, total)),
+                cancelled=lambda: worker.is_cancelled,
+            )
+        except LoadCancelled:
+            return
+        except SessionFileError as exc:
+            self.post_message(self.LoadFailed(str(exc)))
+            return
+        self.post_message(self.Loaded(tree, builder))
+
+    def on_pitree_app_progress(self, message: Progress) -> None:
+        self.query_one("#progress", ProgressBar).update(total=message.total, progress=message.done)
+
+    def on_pitree_app_load_failed(self, message: LoadFailed) -> None:
+        label = self.query_one("#loading-label", Static)
+        label.update(Text(f"Cannot open the session: {make_safe(message.error, keep_newlines=False)}", "bold red"))
+        self.notify(message.error, title="pitree", severity="error")
+
+    def on_pitree_app_loaded(self, message: Loaded) -> None:
+        self.stree = message.stree
+        self.reader = EntryReader(self.path, message.stree)
+        self.query_one("#loading").display = False
+        self.query_one("#panes").display = True
+        view = self.tree_view
+        view.show_tree(message.stree, select_id=self.select_id)
+        view.focus()
+        self._update_status()
+        self.prewarm_layouts()
+        if self.live is None:
+            self.start_live(message.builder)
+        else:
+            self.live.builder = message.builder
+
+    @work(thread=True, exclusive=True, group="prewarm", description="Preparing filters", exit_on_error=False)
+    def prewarm_layouts(self) -> None:
+        self.tree_view.prewarm()
+        if self.stree is not None:
+            for node in self.stree.nodes:  # search text, so the first search is as fast as the next
+                self.stree.search_text(node)
+
+    def _update_status(self) -> None:
+        tree = self.stree
+        if tree is None:
+            return
+        leaf = tree.leaf
+        ctx = build_context(tree, None)
+        self.status_bar.update_status(
+            name=tree.name,
+            entries=tree.entry_count,
+            branches=len(tree.leaves()),
+            leaf=leaf.id if leaf else None,
+            skipped=len(tree.skipped),
+            context_tokens=ctx.tokens,
+            filter=self.tree_view.filter_mode,
+            follow=self.following,
+        )
+
+    # ---- live tail ---------------------------------------------------------------------------------------
+
+    def start_live(self, builder: SessionBuilder | None) -> None:
+        if not self.watch_enabled:
+            return
+        self.live = LiveSession(self, self.path, builder)
+        self.live.start()
+
+    @property
+    def following(self) -> bool:
+        view = self.tree_view
+        return not self.follow_off and view.cursor_node is not None and view.cursor_node is view.leaf_row_node()
+
+    def entries_added(self, added: list[Node], old_leaf: Node | None, was_following: bool) -> None:
+        """Called by LiveSession on the UI thread after new entries joined the tree."""
+        tree = self.stree
+        if tree is None or not added:
+            return
+        view = self.tree_view
+        new_leaf = tree.leaf
+        extends = old_leaf is None or (new_leaf is not None and old_leaf in tree.branch(new_leaf))
+        view.show_tree(tree, select_id=new_leaf.id if (was_following and new_leaf) else None)
+        if not extends and new_leaf is not None:
+            self.notify(
+                f"new leaf on another branch: {new_leaf.id} ({make_safe(tree.row_text(new_leaf), keep_newlines=False)[:60]})",
+                title="session changed",
+            )
+        elif not was_following and new_leaf is not None:
+            self.status_bar.update_status(file_state=f"{len(added)} new entr{'y' if len(added) == 1 else 'ies'}")
+        self._update_status()
+
+    def session_reloaded(self, tree: SessionTree, builder: SessionBuilder, why: str) -> None:
+        """Called by LiveSession after the file was rewritten or replaced: keep the selection by id."""
+        node = self.tree_view.cursor_node
+        self.stree = tree
+        self.reader = EntryReader(self.path, tree)
+        if not self.query_one("#panes").display:
+            self.query_one("#loading").display = False
+            self.query_one("#panes").display = True
+        self.tree_view.show_tree(tree, select_id=node.id if node else None)
+        self.status_bar.update_status(file_state=why)
+        self.notify(why, title="session reloaded")
+        self._update_status()
+
+    def file_state(self, state: str, severity: str = "warning") -> None:
+        self.status_bar.update_status(file_state=state)
+        if state:
+            self.notify(state, title="session file", severity=severity)  # type: ignore[arg-type]
+
+    # ---- routing -----------------------------------------------------------------------------------------
+
+    @on(TreeView.Highlighted)
+    def _highlighted(self, message: TreeView.Highlighted) -> None:
+        if self.stree is not None and self.reader is not None:
+            self.query_one(EntryView).show(message.node, self.stree, self.reader)
+        self.status_bar.update_status(follow=self.following, matches=self._match_text())
+
+    @on(TreeView.LayoutChanged)
+    def _layout_changed(self) -> None:
+        self.status_bar.update_status(filter=self.tree_view.filter_mode, matches=self._match_text())
+
+    def _match_text(self) -> str:
+        view = self.tree_view
+        if not view.search_tokens:
+            return ""
+        return f"match {view.match_position()}/{len(view.matches)}"
+
+    def action_search(self) -> None:
+        self.query_one(PromptBar).ask("search", "search: words (all must match) — Enter to keep, Esc to clear")
+
+    def action_goto(self) -> None:
+        self.query_one(PromptBar).ask("goto", "go to entry id (or unique prefix)")
+
+    @on(PromptBar.Edited)
+    def _prompt_changed(self, message: PromptBar.Edited) -> None:
+        if message.purpose == "search":
+            count = self.tree_view.set_search(message.value)
+            self.status_bar.update_status(matches=f"{count} matches" if message.value.strip() else "")
+
+    @on(PromptBar.Entered)
+    def _prompt_submitted(self, message: PromptBar.Entered) -> None:
+        view = self.tree_view
+        view.focus()
+        if message.purpose == "search":
+            if view.matches and not view.next_match(1):
+                pass
+            self.status_bar.update_status(matches=self._match_text())
+        elif message.purpose == "goto" and self.stree is not None:
+            try:
+                node = self.stree.resolve(message.value.strip())
+            except ValueError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            view.select_id(node.id)
+
+    @on(PromptBar.Cancelled)
+    def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:
+        if message.purpose == "search":
+            self.tree_view.set_search("")
+            self.status_bar.update_status(matches="")
+        self.tree_view.focus()
+
+    def action_next_match(self, direction: int) -> None:
+        if not self.tree_view.next_match(direction):
+            self.notify("no matches (press / to search)", severity="information")
+        self.status_bar.update_status(matches=self._match_text())
+
+    def action_toggle_follow(self) -> None:
+        view = self.tree_view
+        if self.following:
+            self.follow_off = True
+        else:
+            self.follow_off = False
+            if self.stree is not None and self.stree.leaf is not None:
+                view.select_id(self.stree.leaf.id)
+        self.status_bar.update_status(follow=self.following)
+
+    def action_toggle_raw(self) -> None:
+        self.query_one(EntryView).toggle_raw()
+
+    def action_switch_pane(self) -> None:
+        entry = self.query_one(EntryView)
+        (self.tree_view if entry.has_focus else entry).focus()
+
+    def action_help(self) -> None:
+        from rich.markdown import Markdown
+
+        self.push_screen(TextScreen("pitree — keys", Markdown(_asset_text("help.md"))))
+
+    def action_show_skipped(self) -> None:
+        tree = self.stree
+        if tree is None:
+            return
+        body = Text()
+        if not tree.skipped and not tree.problems:
+            body.append("Every line of the file is an entry; nothing to report.")
+        for s in tree.skipped:
+            body.append(f"line {s.line}: ", "bold yellow")
+            body.append(make_safe(s.reason, keep_newlines=False) + "\n")
+        if tree.problems:
+            body.append("\nnotes\n", "bold")
+        for p in tree.problems:
+            body.append(f"line {p.line}: ", "bold")
+            body.append(make_safe(p.message, keep_newlines=False) + "\n")
+        self.push_screen(TextScreen(f"{len(tree.skipped)} skipped lines, {len(tree.problems)} notes", body))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        view = self.tree_view
+        yield SystemCommand("Search entries", "Highlight entries matching words (/)", self.action_search)
+        yield SystemCommand("Go to entry id", "Jump to an entry by id or prefix (g)", self.action_goto)
+        yield SystemCommand("Toggle follow", "Follow new entries at the leaf (f)", self.action_toggle_follow)
+        yield SystemCommand("Toggle raw JSON", "Show the selected line as stored (r)", self.action_toggle_raw)
+        yield SystemCommand("Skipped lines and notes", "Lines that are not entries (s)", self.action_show_skipped)
+        for mode in ("default", "no-tools", "user-only", "labeled-only", "all"):
+            yield SystemCommand(
+                f"Filter: {mode}", f"Show the {mode} view of the tree", lambda m=mode: view.action_filter(m)
+            )
+        for col in ("time", "model", "tokens"):
+            yield SystemCommand(
+                f"Toggle {col} column", f"Show or hide the {col} column", lambda c=col: view.action_toggle_column(c)
+            )
+
+
+def run_app(path: Path, select_id: str | None = None) -> int:
+    app = PitreeApp(path, select_id=select_id)
+    app.run()
+    return app.return_code or 0

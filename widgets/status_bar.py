@@ -1,0 +1,65 @@
+"""`StatusBar`: one line under the panes: file, session name, counts, leaf, skipped lines, follow, context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from pitree.session.text import make_safe
+
+
+@dataclass(frozen=True)
+class Status:
+    file: str = ""
+    name: str | None = None
+    entries: int = 0
+    branches: int = 0
+    leaf: str | None = None
+    skipped: int = 0
+    follow: bool = True
+    context_tokens: int | None = None
+    filter: str = "default"
+    file_state: str = ""  # "", "waiting for file", "deleted", "reloaded" ...
+    matches: str = ""
+
+
+class StatusBar(Static):
+    """Shows a `Status`; the app replaces `status` (a frozen value) to update it."""
+
+    DEFAULT_CSS = """
+    StatusBar { height: 1; background: $panel; color: $text; padding: 0 1; }
+    """
+
+    status: reactive[Status] = reactive(Status, layout=False)
+
+    def update_status(self, **changes: object) -> None:
+        self.status = replace(self.status, **changes)  # type: ignore[arg-type]
+
+    def watch_status(self, status: Status) -> None:
+        self.update(self.render_status(status))
+
+    @staticmethod
+    def render_status(s: Status) -> Text:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        t.append(make_safe(s.file, keep_newlines=False), "bold")
+        if s.name:
+            t.append(" · ")
+            t.append(make_safe(s.name, keep_newlines=False), "italic")
+        t.append(f" · {s.entries} entries · {s.branches} branches")
+        if s.leaf:
+            t.append(f" · leaf {s.leaf}")
+        if s.context_tokens is not None:
+            t.append(f" · ctx ~{s.context_tokens:,} tok")
+        if s.filter != "default":
+            t.append(f" · [{s.filter}]", "bold yellow")
+        if s.skipped:
+            t.append(f" · {s.skipped} skipped (s)", "yellow")
+        t.append(" · follow " + ("on" if s.follow else "off"), "green" if s.follow else "dim")
+        if s.matches:
+            t.append(f" · {s.matches}", "bold cyan")
+        if s.file_state:
+            t.append(f" · {s.file_state}", "bold red" if "deleted" in s.file_state else "bold yellow")
+        return t
