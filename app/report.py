@@ -232,7 +232,9 @@ def info_report(tree: SessionTree, size: int | None = None) -> dict[str, Any]:
         "labels": len(tree.labels),
         "compactions": types.get("compaction", 0),
         "usage": {k: (round(v, 6) if k == "cost" else int(v)) for k, v in totals.items()},
-        "models": {k: {kk: (round(vv, 6) if kk == "cost" else int(vv)) for kk, vv in v.items()} for k, v in models.items()},
+        "models": {
+            k: {kk: (round(vv, 6) if kk == "cost" else int(vv)) for kk, vv in v.items()} for k, v in models.items()
+        },
         "firstTimestamp": None if first_ts != first_ts else first_ts,
         "lastTimestamp": None if last_ts != last_ts else last_ts,
     }

@@ -175,9 +175,7 @@ def print_info(console: Console, report: dict[str, Any]) -> None:
         )
     )
     for model, m in report["models"].items():
-        rows.append(
-            (f"  {model}", f"{m['messages']} replies, {m['totalTokens']} tokens, ${m['cost']:.4f}")
-        )
+        rows.append((f"  {model}", f"{m['messages']} replies, {m['totalTokens']} tokens, ${m['cost']:.4f}"))
     for k, v in rows:
         table.add_row(one_line(k), one_line(v))
     console.print(table)

@@ -9,6 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from pitree.session.entries import Node
+from pitree.session.text import make_safe
+from pitree.session.tree import SessionTree
+from pitree.store.session_file import EntryReader, SessionFileError
+from pitree.summary.tokens import count_text
+from pitree.tui.render import MAX_CHARS, entry_parts, header
 from rich.console import RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
@@ -17,13 +23,6 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Collapsible, Static
 from textual.worker import get_current_worker
-
-from pitree.session.entries import Node
-from pitree.session.text import make_safe
-from pitree.session.tree import SessionTree
-from pitree.store.session_file import EntryReader, SessionFileError
-from pitree.summary.tokens import count_text
-from pitree.tui.render import MAX_CHARS, entry_parts, header
 
 
 class EntryView(VerticalScroll, can_focus=True):

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from pitree.session.text import make_safe
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
-
-from pitree.session.text import make_safe
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,10 @@ import math
 import time
 from dataclasses import dataclass
 
+from pitree.session.entries import IS_ERROR, Node
+from pitree.session.layout import FILTERS, Layout, build_layout, tokens_of, visible_indices
+from pitree.session.text import make_safe
+from pitree.session.tree import SessionTree
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -21,11 +25,6 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-
-from pitree.session.entries import IS_ERROR, Node
-from pitree.session.layout import FILTERS, Layout, build_layout, tokens_of, visible_indices
-from pitree.session.text import make_safe
-from pitree.session.tree import SessionTree
 
 
 def relative_time(ms: float, now: float | None = None) -> str:

@@ -16,7 +16,6 @@ from .text import (
     as_str,
     extract_content,
     format_tool_call,
-    has_text_content,
     js_string,
     json_compact,
     normalize,
@@ -119,9 +118,10 @@ def js_len(text: str) -> int:
 
 
 def _num(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0.0
-    return float(value)
+    t = type(value)
+    if t is int or t is float:
+        return value  # type: ignore[no-any-return]
+    return 0.0
 
 
 def _content_chars(content: Any, images: bool) -> int:
@@ -172,44 +172,97 @@ def estimate_message_tokens(role: Any, msg: dict[str, Any]) -> int:
 
 
 def _assistant(node: Node, msg: dict[str, Any]) -> None:
+    # One pass over the blocks gives the row text (Pi's extractContent), whether any text is non-blank
+    # (hasTextContent), Pi's character count (estimateTokens) and the tool calls (for result rows).
     content = msg.get("content")
-    text = normalize(extract_content(content))
+    chars = 0
+    text = ""
+    has_text = False
+    calls: list[tuple[Any, str]] | None = None
+    if type(content) is list:
+        for block in content:
+            if type(block) is not dict:
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                t = block.get("text")
+                if type(t) is not str:
+                    t = as_str(t)
+                chars += len(t) if t.isascii() else js_len(t)
+                if len(text) < ROW_TEXT_MAX:
+                    text += t
+                if not has_text and t and not t.isspace():
+                    has_text = True
+            elif btype == "thinking":
+                t = block.get("thinking")
+                if type(t) is not str:
+                    t = as_str(t)
+                chars += len(t) if t.isascii() else js_len(t)
+            elif btype == "toolCall":
+                name, args = block.get("name"), block.get("arguments")
+                name_s = name if type(name) is str else as_str(name)
+                args_s = json_compact(args)
+                chars += js_len(name_s) + (len(args_s) if args_s.isascii() else js_len(args_s))
+                if calls is None:
+                    calls = []
+                calls.append((block.get("id"), format_tool_call(name, args)))
+    elif type(content) is str:
+        text = content
+        has_text = bool(content.strip())
+    node.est = -(-chars // 4)
+    text = normalize(text[:ROW_TEXT_MAX])
     stop = msg.get("stopReason")
+    error_message = msg.get("errorMessage")
     if text:
         node.text = "assistant: " + text
     elif stop == "aborted":
         node.text = "assistant: (aborted)"
-    elif msg.get("errorMessage"):
-        node.text = "assistant: " + normalize(as_str(msg.get("errorMessage")))[:80]
+    elif error_message:
+        node.text = "assistant: " + normalize(as_str(error_message))[:80]
     else:
         node.text = "assistant: (no content)"
-    error_or_aborted = bool(stop) and stop not in ("stop", "toolUse")
-    if not has_text_content(content) and not error_or_aborted:
+    if not has_text and not (stop and stop not in ("stop", "toolUse")):
         node.flags |= HIDDEN_TOOL_ONLY
-    if stop == "error" or msg.get("errorMessage"):
+    if stop == "error" or error_message:
         node.flags |= IS_ERROR
     provider, model = msg.get("provider"), msg.get("model")
     if provider is not None or model is not None:
         node.model = (provider, model)
     usage = msg.get("usage")
-    if isinstance(usage, dict):
+    if type(usage) is dict:
         cost = usage.get("cost")
-        total_cost = _num(cost.get("total")) if isinstance(cost, dict) else 0.0
         node.usage = (
             _num(usage.get("input")),
             _num(usage.get("output")),
             _num(usage.get("cacheRead")),
             _num(usage.get("cacheWrite")),
             _num(usage.get("totalTokens")),
-            total_cost,
+            _num(cost.get("total")) if type(cost) is dict else 0.0,
         )
-    calls = []
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "toolCall":
-                calls.append((block.get("id"), format_tool_call(block.get("name"), block.get("arguments"))))
     if calls:
         node.meta = {"calls": calls}
+
+
+def _user(node: Node, msg: dict[str, Any]) -> None:
+    content = msg.get("content")
+    if type(content) is str:
+        node.est = -(-(len(content) if content.isascii() else js_len(content)) // 4)
+        node.text = "user: " + normalize(content[:ROW_TEXT_MAX])
+        return
+    chars = 0
+    text = ""
+    if type(content) is list:
+        for block in content:
+            if type(block) is dict and block.get("type") == "text":
+                t = block.get("text")
+                if type(t) is not str:
+                    t = as_str(t)
+                if t:
+                    chars += len(t) if t.isascii() else js_len(t)
+                if len(text) < ROW_TEXT_MAX:
+                    text += t
+    node.est = -(-chars // 4)
+    node.text = "user: " + normalize(text[:ROW_TEXT_MAX])
 
 
 def _message(node: Node, msg: Any) -> None:
@@ -219,12 +272,14 @@ def _message(node: Node, msg: Any) -> None:
         return
     role = msg.get("role")
     node.role = role if isinstance(role, str) else js_string(role)
-    node.est = estimate_message_tokens(role, msg)
     if role == "user":
-        node.text = "user: " + normalize(extract_content(msg.get("content")))
-    elif role == "assistant":
+        _user(node, msg)
+        return
+    if role == "assistant":
         _assistant(node, msg)
-    elif role == "toolResult":
+        return
+    node.est = estimate_message_tokens(role, msg)
+    if role == "toolResult":
         call_id = msg.get("toolCallId")
         node.meta = {"toolCallId": call_id, "toolName": msg.get("toolName")}
         # Provisional: the tree swaps in the formatted call once it knows the calls (Pi's toolCallMap).

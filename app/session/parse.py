@@ -53,46 +53,66 @@ def parse_line(raw: bytes | memoryview) -> tuple[dict[str, Any] | None, str | No
     return value, note
 
 
+def _slow_line(raw: bytes, torn: bool) -> tuple[dict[str, Any] | None, str | None, int]:
+    """Everything but a plain `{...}` line: blank, CRLF, invalid UTF-8, non-objects, torn lines.
+
+    Returns (object or None, note or reason, bytes to drop from the end (1 for a CRLF's CR)).
+    """
+    drop = 0
+    note: str | None = None
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+        drop = 1
+        note = "CRLF line ending"
+    if not raw.strip():
+        return None, "blank line", drop
+    obj, why = parse_line(raw)
+    if obj is None:
+        reason = why or "unparseable"
+        if torn:
+            reason = "torn last line (no newline at end of file): " + reason
+        return None, reason, drop
+    notes = [n for n in (note, why) if n]
+    if torn:
+        notes.append("last line has no newline (Pi reads it; a writer may still be adding to it)")
+    return obj, "; ".join(notes) if notes else None, drop
+
+
 def iter_lines(data: bytes, base_offset: int = 0, base_line: int = 1, final: bool = True) -> Iterator[ParsedLine]:
     """Yield every line of `data`, which starts at `base_offset` / line `base_line` of the file.
 
     With `final`, a last line without a newline is parsed too (Pi reads it) and marked; without it, the
     caller must only pass complete lines (the tailer holds a torn line back until its newline arrives).
     """
-    view = memoryview(data)
-    size = len(data)
-    pos = 0
+    lines = data.split(b"\n")
+    last = lines.pop()  # what follows the final newline: b"" when data ends with one
+    if final and last:
+        lines.append(last)
+    torn_index = len(lines) - 1 if final and last else -1
+    offset = base_offset
     line_no = base_line
-    if base_offset == 0 and data.startswith(BOM):
-        pos = len(BOM)
-    while pos < size:
-        end = data.find(b"\n", pos)
-        torn = end < 0
-        if torn:
-            if not final:
-                return
-            end = size
-        stop = end
-        note: str | None = None
-        if stop > pos and data[stop - 1] == 0x0D:
-            stop -= 1
-            note = "CRLF line ending"
-        start = pos
-        if stop == start or (data[start] in b" \t\r\x0b\x0c" and not data[start:stop].strip()):
-            yield line_no, base_offset + start, stop - start, None, "blank line"
-        else:
-            obj, why = parse_line(view[start:stop])
-            if obj is None:
-                reason = why or "unparseable"
-                if torn:
-                    reason = "torn last line (no newline at end of file): " + reason
-                yield line_no, base_offset + start, stop - start, None, reason
-            else:
-                notes = [n for n in (note, why) if n]
-                if torn:
-                    notes.append("last line has no newline (Pi reads it; a writer may still be adding to it)")
-                yield line_no, base_offset + start, stop - start, obj, "; ".join(notes) if notes else None
-        pos = end + 1
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    for i, raw in enumerate(lines):
+        n = len(raw)
+        start = offset
+        if i == 0 and base_offset == 0 and raw.startswith(BOM):
+            raw = raw[len(BOM) :]
+            start += len(BOM)
+        m = len(raw)
+        if m > 1 and raw[0] == 0x7B and raw[-1] == 0x7D and i != torn_index:  # the common `{...}` line
+            try:
+                obj = loads(raw)
+            except decode_error:
+                obj = None
+            if type(obj) is dict:
+                yield line_no, start, m, obj, None
+                offset += n + 1
+                line_no += 1
+                continue
+        obj, note, drop = _slow_line(raw, i == torn_index)
+        yield line_no, start, m - drop, obj, note
+        offset += n + 1
         line_no += 1
 
 

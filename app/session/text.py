@@ -14,6 +14,7 @@ import orjson
 
 ROW_TEXT_MAX = 200  # Pi's extractContent() keeps the first 200 characters of a message
 
+
 def normalize(text: str) -> str:
     """Pi's row normalisation: newlines and tabs become spaces, then trim (JS trim: all whitespace)."""
     if "\n" in text:

@@ -260,9 +260,7 @@ class SessionTree:
             self.roots.sort(key=lambda n: n.idx)
 
     def _drop_duplicate(self, old: Node, new: Node) -> None:
-        self.problems.append(
-            Problem(new.line, f"duplicate id {new.id} (also on line {old.line}): the later line wins")
-        )
+        self.problems.append(Problem(new.line, f"duplicate id {new.id} (also on line {old.line}): the later line wins"))
         self._dropped.add(old.idx)
         if old.parent is not None:
             old.parent.children.remove(old)

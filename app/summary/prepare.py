@@ -199,7 +199,12 @@ def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append({"role": "user", "content": [{"type": "text", "text": _bash_to_text(m)}]})
         elif role == "custom":
             content = m.get("content")
-            out.append({"role": "user", "content": [{"type": "text", "text": content}] if isinstance(content, str) else content})
+            out.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": content}] if isinstance(content, str) else content,
+                }
+            )
         elif role == "branchSummary":
             text = BRANCH_SUMMARY_PREFIX + as_str(m.get("summary")) + BRANCH_SUMMARY_SUFFIX
             out.append({"role": "user", "content": [{"type": "text", "text": text}]})
@@ -216,9 +221,7 @@ def _text_blocks(content: Any, joiner: str) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return joiner.join(
-        as_str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"
-    )
+    return joiner.join(as_str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text")
 
 
 def _truncate(text: str, limit: int) -> str:

@@ -10,16 +10,6 @@ from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 
-from rich.text import Text
-from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.message import Message
-from textual.screen import Screen
-from textual.widgets import Footer, ProgressBar, Static
-from textual.worker import get_current_worker
-
 from pitree.session.context import build_context
 from pitree.session.entries import Node
 from pitree.session.load import SessionBuilder
@@ -31,6 +21,15 @@ from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.status_bar import StatusBar
 from pitree.widgets.text_screen import TextScreen
 from pitree.widgets.tree_view import TreeView
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, ProgressBar, Static
+from textual.worker import get_current_worker
 
 from .live import LiveSession
 

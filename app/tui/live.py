@@ -12,12 +12,11 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.worker import Worker
-
 from pitree.session.load import SessionBuilder
 from pitree.store.session_file import SessionFileError, load_session_progressive
 from pitree.store.tail import Tailer
 from pitree.store.watch import watch_file
+from textual.worker import Worker
 
 if TYPE_CHECKING:
     from .app import PitreeApp
@@ -37,7 +36,11 @@ class LiveSession:
 
     def start(self) -> None:
         self.worker = self.app.run_worker(
-            self._run(), group="tail", name="tail", description="Watching the session file", exclusive=True,
+            self._run(),
+            group="tail",
+            name="tail",
+            description="Watching the session file",
+            exclusive=True,
             exit_on_error=False,
         )
 

@@ -12,16 +12,15 @@ import time
 from typing import Any
 
 import orjson
+from pitree.session.entries import Node
+from pitree.session.text import as_str, make_safe
+from pitree.session.tree import SessionTree
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
-
-from pitree.session.entries import Node
-from pitree.session.text import as_str, make_safe
-from pitree.session.tree import SessionTree
 
 MAX_CHARS = 200_000
 FOLD_LINES = 40
@@ -103,9 +102,24 @@ def folded_output(text: Any, lexer: str | None = None) -> RenderableType:
     return Group(*parts)
 
 
-_LEXERS = {".py": "python", ".js": "javascript", ".ts": "typescript", ".json": "json", ".md": "markdown",
-           ".sh": "bash", ".rs": "rust", ".go": "go", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
-           ".html": "html", ".css": "css", ".tsx": "tsx", ".c": "c", ".java": "java"}
+_LEXERS = {
+    ".py": "python",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".json": "json",
+    ".md": "markdown",
+    ".sh": "bash",
+    ".rs": "rust",
+    ".go": "go",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".html": "html",
+    ".css": "css",
+    ".tsx": "tsx",
+    ".c": "c",
+    ".java": "java",
+}
 
 
 def guess_lexer(path: str | None) -> str | None:
@@ -241,7 +255,10 @@ def entry_parts(entry: dict[str, Any], tool_path: str | None = None) -> list[Ren
         parts.append(markdown(entry.get("summary")))
         return parts + file_lists(entry.get("details"))
     if etype == "custom_message":
-        return [Text("custom type: ", "dim") + safe_text(entry.get("customType")), *content_blocks(entry.get("content"))]
+        return [
+            Text("custom type: ", "dim") + safe_text(entry.get("customType")),
+            *content_blocks(entry.get("content")),
+        ]
     skip = {"type", "id", "parentId", "timestamp"}
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(style="bold")
