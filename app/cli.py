@@ -24,7 +24,7 @@ from .session.layout import FILTERS, build_layout
 from .session.tree import SessionTree
 from .store.session_file import EntryReader, SessionFileError, load_session
 
-SUBCOMMANDS = ("tree", "context", "compactions", "info")
+SUBCOMMANDS = ("tree", "context", "compactions", "info", "branch", "label")
 
 
 class CliError(Exception):
@@ -160,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_file(p)
     p.set_defaults(func=cmd_info)
 
+    from .cli_write import add_write_commands
+
+    add_write_commands(sub)
     return parser
 
 
@@ -226,6 +229,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_open_parser().print_help()
         return 0
     except CliError as exc:
+        print(f"pitree: error: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        from .cli_write import WriteError
+
+        if not isinstance(exc, WriteError):
+            raise
         print(f"pitree: error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:

@@ -720,7 +720,10 @@ def generate(
 
     `None` counts scale with the file: a branch per 1000 entries, a compaction per 5000, a label per 2000.
     `chain` and `wide` never branch beyond their shape. The stats hold the counts actually written, which can
-    fall short of a request when the file is too small to fit them.
+    fall short of a request when the file is too small to fit them. `avg_bytes` is met within a few percent
+    from about 500 to 15000; below that the entries' fixed fields alone are bigger, above it the per-field
+    caps (a read result stops at 50 KB, as in Pi) hold it back. A branch_summary's `fromId` is the abandoned
+    leaf (what Pi's docs say and pitree writes), not the target Pi itself writes.
     """
     if shape not in SHAPES:
         raise ValueError(f"unknown shape {shape!r}; expected one of {', '.join(SHAPES)}")

@@ -1,0 +1,81 @@
+// Pi baseline: loads a v3 session file with Pi's own SessionManager.open() and builds getTree(), then prints
+// one JSON line: {"entries","roots","ms_open","ms_tree","ms_total","ms_import","peak_rss_mb"}.
+// ms_total = ms_open + ms_tree; ms_import (loading Pi's package) is reported apart and not included.
+// Pi rewrites pre-v3 files in place, so only v3 files are accepted and Pi only ever sees a temp copy.
+// Usage: node bench/pi_load.mjs FILE.jsonl   (after bench/setup_node.sh)
+import { closeSync, copyFileSync, mkdtempSync, openSync, readSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+
+let work = null;
+
+function fail(message, code) {
+    // process.exit skips finally blocks, so the temp dir goes here.
+    if (work) rmSync(work, { recursive: true, force: true });
+    process.stderr.write(`pi_load.mjs: ${message}\n`);
+    process.exit(code);
+}
+
+function headerOf(file) {
+    const fd = openSync(file, "r");
+    try {
+        const buf = Buffer.alloc(64 * 1024);
+        const n = readSync(fd, buf, 0, buf.length, 0);
+        const first = buf.toString("utf8", 0, n).split("\n")[0];
+        return JSON.parse(first);
+    } catch {
+        return null;
+    } finally {
+        closeSync(fd);
+    }
+}
+
+const file = process.argv[2];
+if (!file) fail("usage: node bench/pi_load.mjs FILE.jsonl", 2);
+const header = headerOf(file);
+if (!header || header.type !== "session" || header.version !== 3) {
+    fail(`${file} is not a version 3 session (Pi would rewrite it); refusing`, 2);
+}
+
+work = mkdtempSync(join(tmpdir(), "pi-load-"));
+// Pi's config reads this; pointing it into the temp dir keeps any lookup away from ~/.pi.
+process.env.PI_CODING_AGENT_DIR = join(work, "agent");
+const copy = join(work, "session.jsonl");
+try {
+    copyFileSync(file, copy);
+    const before = statSync(copy);
+
+    const t0 = performance.now();
+    let SessionManager;
+    try {
+        // A bare specifier resolves from this script's directory, i.e. bench/node_modules.
+        ({ SessionManager } = await import("@mariozechner/pi-coding-agent"));
+    } catch (err) {
+        fail(`cannot load @mariozechner/pi-coding-agent (run bench/setup_node.sh): ${err.message}`, 3);
+    }
+    const t1 = performance.now();
+    const sm = SessionManager.open(copy, work);
+    const t2 = performance.now();
+    const roots = sm.getTree();
+    const t3 = performance.now();
+
+    const after = statSync(copy);
+    if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) {
+        process.stderr.write("pi_load.mjs: warning: Pi rewrote the temp copy; timings include a rewrite\n");
+    }
+    const round = (x) => Math.round(x * 10) / 10;
+    const result = {
+        entries: sm.getEntries().length,
+        roots: roots.length,
+        ms_open: round(t2 - t1),
+        ms_tree: round(t3 - t2),
+        ms_total: round(t3 - t1),
+        ms_import: round(t1 - t0),
+        // resourceUsage().maxRSS is in kilobytes.
+        peak_rss_mb: round(process.resourceUsage().maxRSS / 1024),
+    };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+} finally {
+    rmSync(work, { recursive: true, force: true });
+}
