@@ -22,13 +22,20 @@ import orjson
 from . import __version__
 from .session.layout import FILTERS, build_layout
 from .session.tree import SessionTree
-from .store.session_file import EntryReader, SessionFileError, load_session
+from .store.session_file import EntryReader, SessionFileError, load_session_fast
 
 SUBCOMMANDS = ("tree", "context", "compactions", "info", "branch", "label")
 
 
 class CliError(Exception):
     """A one-line message for the user; exit status 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error (e.g. a bad --filter) is one line on stderr and exit status 1."""
+
+    def error(self, message: str) -> Any:  # argparse's own prints the usage too and exits 2
+        raise CliError(f"{message} (see `{self.prog} --help`)")
 
 
 def _emit_json(data: Any) -> None:
@@ -48,7 +55,7 @@ def _console() -> Any:
 def _load(path_s: str) -> tuple[Path, SessionTree]:
     path = Path(path_s).expanduser()
     try:
-        tree, _ = load_session(path)
+        tree, _ = load_session_fast(path)
     except SessionFileError as exc:
         raise CliError(str(exc)) from None
     return path, tree
@@ -67,9 +74,12 @@ def cmd_tree(args: argparse.Namespace) -> int:
     path, tree = _load(args.file)
     layout = build_layout(tree, args.filter, args.search or "")
     if args.json:
-        from .report import tree_report
+        from .report import tree_report_json
 
-        _emit_json(tree_report(tree, layout))
+        out = sys.stdout.buffer
+        for piece in tree_report_json(tree, layout):
+            out.write(piece)
+        out.flush()
     else:
         from .textout import print_tree
 
@@ -133,7 +143,7 @@ def _add_file(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pitree",
         description="Explore Pi coding-agent session trees. `pitree FILE` opens the explorer.",
     )
@@ -167,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def build_open_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pitree",
         usage="pitree [FILE] [--demo] | pitree COMMAND ...",
         description=(

@@ -178,9 +178,9 @@ def _print(args: argparse.Namespace, result: dict[str, Any]) -> None:
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_APPEND_NEWLINE))
         return
-    from .textout import one_line
-
     from rich.console import Console
+
+    from .textout import one_line
 
     console = Console(highlight=False, markup=False, emoji=False)
     appended = result.get("appended")

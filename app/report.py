@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
+
+import orjson
 
 from .session.context import SessionContext, build_context
 from .session.entries import IS_ERROR, Node
@@ -37,21 +40,29 @@ def problems_list(tree: SessionTree) -> list[dict[str, Any]]:
     return [{"line": p.line, "message": p.message} for p in tree.problems]
 
 
-def tree_report(tree: SessionTree, layout: Layout) -> dict[str, Any]:
-    leaf = tree.leaf
+def _rows(tree: SessionTree, layout: Layout, start: int, stop: int) -> list[dict[str, Any]]:
     active = layout.active
-    rows = [
-        {
-            "id": row.node.id,
-            "parentId": row.node.parent.id if row.node.parent is not None else None,
-            "type": row.node.type,
-            "role": row.node.role,
-            "text": tree.row_text(row.node),
-            "depth": row.indent,
-            "onActivePath": id(row.node) in active,
-        }
-        for row in layout.rows
-    ]
+    row_text = tree.row_text
+    out = []
+    for row in layout.rows[start:stop]:
+        node = row.node
+        parent = node.parent
+        out.append(
+            {
+                "id": node.id,
+                "parentId": parent.id if parent is not None else None,
+                "type": node.type,
+                "role": node.role,
+                "text": row_text(node),
+                "depth": row.indent,
+                "onActivePath": id(node) in active,
+            }
+        )
+    return out
+
+
+def _tree_head(tree: SessionTree, layout: Layout) -> dict[str, Any]:
+    leaf = tree.leaf
     return {
         "session": session_header(tree),
         "entries": tree.entry_count,
@@ -62,8 +73,23 @@ def tree_report(tree: SessionTree, layout: Layout) -> dict[str, Any]:
         "labels": dict(tree.labels),
         "filter": layout.mode,
         "search": layout.query or None,
-        "rows": rows,
     }
+
+
+def tree_report(tree: SessionTree, layout: Layout) -> dict[str, Any]:
+    """`pitree tree --json` as one dict (`rows` in display order)."""
+    return {**_tree_head(tree, layout), "rows": _rows(tree, layout, 0, len(layout.rows))}
+
+
+def tree_report_json(tree: SessionTree, layout: Layout, chunk: int = 5000) -> Iterator[bytes]:
+    """The same JSON as `tree_report`, in pieces, so a 100,000-row tree never exists twice in memory."""
+    head = orjson.dumps({**_tree_head(tree, layout), "rows": []}, option=orjson.OPT_NON_STR_KEYS)
+    assert head.endswith(b"[]}")
+    yield head[:-2]
+    for start in range(0, len(layout.rows), chunk):
+        part = orjson.dumps(_rows(tree, layout, start, start + chunk))
+        yield (b"," if start else b"") + part[1:-1]
+    yield b"]}\n"
 
 
 def context_agent_message(entry: dict[str, Any], role: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ when an entry is opened, so a 100 MB session costs a small multiple of its entry
 from __future__ import annotations
 
 import math
+import sys
 from datetime import datetime
 from typing import Any
 
@@ -42,7 +43,8 @@ class Node:
         "length",
         "type",
         "role",
-        "ts",
+        "_ts",
+        "_tsv",
         "text",
         "flags",
         "est",
@@ -63,7 +65,8 @@ class Node:
         self.length = 0  # byte length of the line without its newline
         self.type: str = ""
         self.role: str | None = None
-        self.ts = math.nan  # timestamp in ms since the epoch, nan when missing or unparseable
+        self._ts: Any = None  # the raw `timestamp` value; parsed on first use (most are never needed)
+        self._tsv: float | None = None
         self.text = ""  # Pi's row text (tool results are resolved by the tree)
         self.flags = 0
         self.est = 0  # Pi's chars/4 estimate of what this entry contributes to the context
@@ -78,9 +81,32 @@ class Node:
         return f"Node({self.id!r}, {self.type}{'/' + self.role if self.role else ''}, line {self.line})"
 
     @property
+    def ts(self) -> float:
+        """Timestamp in ms since the epoch; nan when missing or unparseable."""
+        value = self._tsv
+        if value is None:
+            value = self._tsv = parse_timestamp(self._ts)
+        return value
+
+    @property
     def kind(self) -> str:
         """`message:<role>` for messages, else the entry type."""
         return f"message:{self.role}" if self.type == "message" else self.type
+
+
+# Types, roles, tool names and models repeat on every line; one shared object each saves memory.
+_STRINGS: dict[str, str] = {}
+_MODELS: dict[tuple[Any, Any], tuple[Any, Any]] = {}
+
+
+def _intern(value: str) -> str:
+    if len(value) > 64:
+        return value
+    return _STRINGS.setdefault(value, value)
+
+
+def _hashable(*values: Any) -> bool:
+    return all(v is None or isinstance(v, str) for v in values)
 
 
 def parse_timestamp(value: Any) -> float:
@@ -111,9 +137,14 @@ except ImportError:  # pragma: no cover - 3.11 has it
 
 
 def js_len(text: str) -> int:
-    """Length in UTF-16 code units, as JavaScript's `.length` counts (Pi's estimate uses it)."""
-    if text.isascii():
-        return len(text)
+    """Length in UTF-16 code units, as JavaScript's `.length` counts (Pi's estimate uses it).
+
+    Only characters beyond U+FFFF count twice. CPython stores a string with any such character 4 bytes
+    per character, which its size shows in O(1); only those strings are re-encoded to count exactly.
+    """
+    n = len(text)
+    if text.isascii() or sys.getsizeof(text) < 4 * n + 56:
+        return n
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
@@ -227,7 +258,10 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
         node.flags |= IS_ERROR
     provider, model = msg.get("provider"), msg.get("model")
     if provider is not None or model is not None:
-        node.model = (provider, model)
+        node.model = _MODELS.setdefault((provider, model), (provider, model)) if _hashable(provider, model) else (
+            provider,
+            model,
+        )
     usage = msg.get("usage")
     if type(usage) is dict:
         cost = usage.get("cost")
@@ -271,7 +305,7 @@ def _message(node: Node, msg: Any) -> None:
         node.text = f"[message: {type(msg).__name__ if msg is not None else 'missing'}]"
         return
     role = msg.get("role")
-    node.role = role if isinstance(role, str) else js_string(role)
+    node.role = _intern(role) if isinstance(role, str) else js_string(role)
     if role == "user":
         _user(node, msg)
         return
@@ -281,7 +315,8 @@ def _message(node: Node, msg: Any) -> None:
     node.est = estimate_message_tokens(role, msg)
     if role == "toolResult":
         call_id = msg.get("toolCallId")
-        node.meta = {"toolCallId": call_id, "toolName": msg.get("toolName")}
+        name = msg.get("toolName")
+        node.meta = {"toolCallId": call_id, "toolName": _intern(name) if isinstance(name, str) else name}
         # Provisional: the tree swaps in the formatted call once it knows the calls (Pi's toolCallMap).
         node.text = f"[{js_string(msg.get('toolName') or 'tool')}]"
         if msg.get("isError") is True:
@@ -300,8 +335,8 @@ def _message(node: Node, msg: Any) -> None:
 def fill_node(node: Node, obj: dict[str, Any]) -> None:
     """Set type, role, row text, estimate, usage and meta of `node` from its parsed JSON object."""
     etype = obj.get("type")
-    node.type = etype if isinstance(etype, str) else js_string(etype)
-    node.ts = parse_timestamp(obj.get("timestamp"))
+    node.type = _intern(etype) if isinstance(etype, str) else js_string(etype)
+    node._ts = obj.get("timestamp")
     if etype == "message":
         _message(node, obj.get("message"))
     elif etype == "compaction":
@@ -321,7 +356,7 @@ def fill_node(node: Node, obj: dict[str, Any]) -> None:
             node.flags |= FROM_HOOK
     elif etype == "branch_summary":
         summary = as_str(obj.get("summary"))
-        node.text = "[branch summary]: " + normalize(summary)[:ROW_TEXT_MAX]
+        node.text = "[branch summary]: " + normalize(summary)  # Pi shows it whole (cut only by the width)
         node.est = -(-js_len(summary) // 4) if obj.get("summary") else 0
         node.meta = {"fromId": obj.get("fromId"), "summary": summary, "hasSummary": bool(obj.get("summary"))}
         if obj.get("fromHook"):
@@ -329,7 +364,7 @@ def fill_node(node: Node, obj: dict[str, Any]) -> None:
     elif etype == "custom_message":
         content = obj.get("content")
         text = content if isinstance(content, str) else extract_content(content, max_len=10**9)
-        node.text = f"[{js_string(obj.get('customType'))}]: " + normalize(text)[:ROW_TEXT_MAX]
+        node.text = f"[{js_string(obj.get('customType'))}]: " + normalize(text)  # whole, as Pi shows it
         node.est = estimate_message_tokens("custom", {"content": content})
     elif etype == "model_change":
         node.text = f"[model: {js_string(obj.get('modelId'))}]"

@@ -94,6 +94,17 @@ class SessionBuilder:
             return self._feed(data, final)
 
     def _feed(self, data: bytes, final: bool) -> list[Node]:
+        new = self._parse(data, final)
+        tree = self.tree
+        added = tree.add(new)
+        if self._pending_first_kept:
+            self._resolve_first_kept()
+        if final:
+            tree.finish_orphans()
+        return added
+
+    def _parse(self, data: bytes, final: bool) -> list[Node]:
+        """Nodes for the entry lines of `data` (skips and notes go to the tree); the tree is not linked."""
         tree = self.tree
         if self.size == 0 and data.startswith(BOM):
             tree.problems.append(Problem(1, "file starts with a UTF-8 byte-order mark (Pi cannot read this header)"))
@@ -118,14 +129,66 @@ class SessionBuilder:
                 continue
             node = self._make_node(obj, base_idx + len(new), line, offset, length)
             new.append(node)
-        end = self._end_of(data, final)
-        self.size += end
-        added = tree.add(new)
-        if self._pending_first_kept:
-            self._resolve_first_kept()
-        if final:
-            tree.finish_orphans()
-        return added
+        self.size += self._end_of(data, final)
+        return new
+
+    # ---- parallel loading: a second process parses the back half of a big file ---------------------------
+
+    def continuation(self, offset: int) -> SessionBuilder:
+        """A builder for the lines from `offset` on (line numbers relative, from 1), same version rules."""
+        other = SessionBuilder()
+        other.tree.header, other.tree.version = self.tree.header, self.tree.version
+        other._seen_header = True
+        other._migrate_v1, other._migrate_v2 = self._migrate_v1, self._migrate_v2
+        other.size = offset
+        return other
+
+    def parse_segment(self, data: bytes) -> tuple[list[tuple[Any, ...]], list[tuple[int, str]], list[tuple[int, str]]]:
+        """Parse complete lines into plain tuples (marshal-able), with the skips and notes found."""
+        nodes = self._parse(data, final=False)
+        tree = self.tree
+        rows = [
+            (n.id, n.parent_id, n.line, n.offset, n.length, n.type, n.role, n._ts, n.text, n.flags, n.est, n.usage,
+             n.model, n.meta)
+            for n in nodes
+        ]
+        return rows, [(s.line, s.reason) for s in tree.skipped], [(p.line, p.message) for p in tree.problems]
+
+    def adopt_segment(
+        self, rows: list[tuple[Any, ...]], skipped: list[tuple[int, str]], problems: list[tuple[int, str]],
+        lines: int, size: int,
+    ) -> list[Node]:
+        """Add what `parse_segment` produced for the bytes right after this builder's, in file order."""
+        with gc_paused():
+            return self._adopt_segment(rows, skipped, problems, lines, size)
+
+    def _adopt_segment(
+        self, rows: list[tuple[Any, ...]], skipped: list[tuple[int, str]], problems: list[tuple[int, str]],
+        lines: int, size: int,
+    ) -> list[Node]:
+        tree = self.tree
+        shift = self.next_line - 1
+        base_idx = len(tree.nodes)
+        nodes = []
+        new_node = Node.__new__
+        for i, r in enumerate(rows):
+            node = new_node(Node)
+            (node.id, node.parent_id, line, node.offset, node.length, node.type, node.role, node._ts, node.text,
+             node.flags, node.est, usage, model, node.meta) = r
+            node.usage = tuple(usage) if usage is not None else None
+            node.model = tuple(model) if model is not None else None
+            node.line = line + shift
+            node.idx = base_idx + i
+            node._tsv = None
+            node.children = []
+            node.parent = None
+            node.search = None
+            nodes.append(node)
+        tree.skipped.extend(Skipped(line + shift, reason) for line, reason in skipped)
+        tree.problems.extend(Problem(line + shift, message) for line, message in problems)
+        self.next_line += lines
+        self.size += size
+        return tree.add(nodes)
 
     @staticmethod
     def _end_of(data: bytes, final: bool) -> int:
@@ -153,7 +216,9 @@ class SessionBuilder:
             self._v1_parsed.append(node)
             if node.type == "compaction":
                 index = obj.get("firstKeptEntryIndex")
-                if isinstance(index, int | float) and not isinstance(index, bool):
+                # Pi assigns ids in file order while it migrates, so an index pointing after the compaction
+                # names an entry that has no id yet: Pi leaves firstKeptEntryId unset, and so does pitree.
+                if isinstance(index, int | float) and not isinstance(index, bool) and index < len(self._v1_parsed):
                     self._pending_first_kept.append((node, index))
             return node
         entry_id, parent_id = obj.get("id"), obj.get("parentId")

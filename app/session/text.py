@@ -97,6 +97,10 @@ def _arg(args: dict[str, Any], *keys: str, default: str = "") -> str:
     return default
 
 
+def _is_num(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def json_compact(value: Any) -> str:
     """JSON.stringify as Pi uses it for arguments (compact, no spaces)."""
     try:
@@ -113,11 +117,14 @@ def format_tool_call(name: Any, args: Any) -> str:
     if name_s == "read":
         display = _shorten_path(_arg(args, "path", "file_path"))
         offset, limit = args.get("offset"), args.get("limit")
-        if offset is not None or limit is not None:
+        # Pi tests `!== undefined`, so a JSON null counts as present; `end ? … : ""` drops an end of 0.
+        if "offset" in args or "limit" in args:
             start = offset if offset is not None else 1
             end = ""
-            if limit is not None and isinstance(start, int | float) and isinstance(limit, int | float):
-                end = js_string(start + limit - 1)
+            lim = 0 if limit is None else limit  # JavaScript's null + 1 is 1
+            if "limit" in args and _is_num(start) and _is_num(lim):
+                value = start + lim - 1
+                end = js_string(value) if value else ""
             display += f":{js_string(start)}{'-' + end if end else ''}"
         return f"[read: {display}]"
     if name_s in ("write", "edit"):

@@ -229,6 +229,7 @@ class SessionTree:
             self.roots.append(node)
             return
         node.parent = parent
+        node.parent_id = parent.id  # the same string object as the parent's id: one copy in memory
         self._insert_child(parent, node)
 
     def _insert_child(self, parent: Node, node: Node) -> None:

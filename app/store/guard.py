@@ -1,68 +1,200 @@
-"""Warnings before pitree writes: Pi may still be writing the session, or a running `pi` holds it.
+"""Warnings to show before pitree writes to a session: it changed very recently, or a running Pi has it.
 
-A running Pi keeps its own leaf in memory; its next message is appended under that leaf, not under the
-one pitree just moved to. So pitree warns when the file changed in the last minute or a pi process has
-it open (Linux /proc; silently nothing elsewhere).
+A running Pi keeps its leaf in memory. It does not see an entry pitree appends, and its next message goes
+under its own leaf, not under the one pitree moved to. These checks are heuristics and never block a write.
+Process checks read Linux /proc and silently find nothing where it is absent or unreadable.
+
+Pi does not keep its session file open (one `appendFileSync` per entry), and once it runs, its
+`process.title = "pi"` overwrites the command line with just "pi". So besides open descriptors and command
+lines that name the file, a Pi whose working directory is the project this session belongs to (the sessions
+folder is named after the cwd) is reported as one that may have the session loaded.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-RUNNING_PI = (
-    "a running Pi appears to hold this session: it keeps its own leaf, so its next message will not "
-    "follow this jump (quit it first, then `pi --session FILE`)"
+PI_NAMES = frozenset({"pi", "pi-coding-agent"})
+_RUNTIME = re.compile(r"(node|nodejs|bun)[\d.]*")
+_CONSEQUENCE = (
+    "it keeps its own leaf in memory, so its next message will not follow the jump "
+    "(quit it first, then `pi --session FILE`)"
 )
 
 
-def _pi_holders(path: Path, proc_root: Path) -> list[int]:
-    target = os.path.realpath(path)
-    pids = []
+@dataclass(frozen=True, slots=True)
+class _Proc:
+    pid: int
+    argv: list[str]
+    comm: str
+    cwd: str | None
+
+
+def _show(text: str, limit: int = 80) -> str:
+    """Text from another process, as one printable, bounded line."""
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if text.isprintable() else repr(text)
+
+
+def _read_proc(pid_dir: Path) -> _Proc | None:
     try:
-        procs = [p for p in proc_root.iterdir() if p.name.isdigit()]
+        raw = (pid_dir / "cmdline").read_bytes()
+    except OSError:
+        return None
+    argv = [os.fsdecode(part) for part in raw.split(b"\0")]
+    while argv and not argv[-1]:  # a rewritten title leaves NUL padding behind
+        argv.pop()
+    try:
+        comm = (pid_dir / "comm").read_bytes().decode("utf-8", "replace").strip()
+    except OSError:
+        comm = ""
+    try:
+        cwd: str | None = os.readlink(pid_dir / "cwd")
+    except OSError:
+        cwd = None
+    return _Proc(int(pid_dir.name), argv, comm, cwd)
+
+
+def _is_pi(proc: _Proc) -> bool:
+    if proc.comm in PI_NAMES:
+        return True
+    if not proc.argv:
+        return False
+    if os.path.basename(proc.argv[0]) in PI_NAMES:
+        return True
+    if not _RUNTIME.fullmatch(os.path.basename(proc.argv[0])):
+        return False
+    script = next((arg for arg in proc.argv[1:] if not arg.startswith("-")), "")
+    return os.path.basename(script) in PI_NAMES or "pi-coding-agent" in script.split("/")
+
+
+def _same_file(candidate: str, st: os.stat_result) -> bool:
+    try:
+        other = os.stat(candidate)
+    except (OSError, ValueError):
+        return False
+    return (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
+
+
+def _holds_open(pid_dir: Path, target: str, st: os.stat_result) -> bool:
+    fd_dir = pid_dir / "fd"
+    try:
+        fds = os.listdir(fd_dir)
+    except OSError:
+        return False
+    name = os.path.basename(target)
+    for fd in fds:
+        try:
+            dest = os.readlink(fd_dir / fd)
+        except OSError:
+            continue
+        if dest == target:
+            return True
+        # The same file under another name (bind mount, symlinked folder): compare inodes, but only
+        # for a matching file name, so the scan does not stat every socket and pipe on the machine.
+        if os.path.basename(dest.removesuffix(" (deleted)")) == name and _same_file(str(fd_dir / fd), st):
+            return True
+    return False
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _resolve(arg: str, cwd: str | None) -> str:
+    arg = os.path.expanduser(arg)
+    return arg if os.path.isabs(arg) or cwd is None else os.path.join(cwd, arg)
+
+
+def _names_file(proc: _Proc, path: Path, st: os.stat_result) -> bool:
+    """The command line mentions the file: as a path, or as `--session <uuid prefix>`."""
+    for arg in proc.argv[1:]:
+        if os.path.basename(arg) == path.name and _same_file(_resolve(arg, proc.cwd), st):
+            return True
+    session = _option(proc.argv, "--session")
+    if session and "/" not in session and not session.endswith(".jsonl"):
+        uuid = path.stem.rsplit("_", 1)[-1]
+        return uuid.startswith(session)
+    return False
+
+
+def session_dir_name(cwd: str) -> str:
+    """The folder Pi keeps a project's sessions in, named after its cwd (Pi's `getDefaultSessionDir`)."""
+    return "--" + re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", cwd)) + "--"
+
+
+def _works_here(proc: _Proc, path: Path) -> bool:
+    """A Pi that may have this session loaded: started without naming another session, in this project."""
+    if any(flag in proc.argv for flag in ("--session", "--no-session", "--fork")):
+        return False
+    session_dir = _option(proc.argv, "--session-dir")
+    if session_dir is not None:
+        return os.path.realpath(_resolve(session_dir, proc.cwd)) == os.path.realpath(path.parent)
+    return proc.cwd is not None and session_dir_name(proc.cwd) == path.parent.name
+
+
+def _process_warnings(path: Path, st: os.stat_result, proc_root: Path) -> list[str]:
+    try:
+        pids = sorted(int(name) for name in os.listdir(proc_root) if name.isdigit())
     except OSError:
         return []
-    me = str(os.getpid())
-    for proc in procs:
-        if proc.name == me:
+    target = os.path.realpath(path)
+    name = _show(path.name)
+    me = os.getpid()
+    warnings = []
+    for pid in pids:
+        if pid == me:
             continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
+        pid_dir = proc_root / str(pid)
+        proc = _read_proc(pid_dir)
+        if proc is None:
             continue
-        holds = False
-        try:
-            for fd in (proc / "fd").iterdir():
-                try:
-                    if os.path.realpath(os.readlink(fd)) == target:
-                        holds = True
-                        break
-                except OSError:
-                    continue
-        except OSError:
-            pass
-        is_pi = "pi-coding-agent" in cmdline or any(part.endswith("/pi") or part == "pi" for part in cmdline.split())
-        if holds or (is_pi and (target in cmdline or path.name in cmdline)):
-            pids.append(int(proc.name))
-    return pids
+        pi = _is_pi(proc)
+        if _holds_open(pid_dir, target, st):
+            if pi:
+                warnings.append(f"a running Pi (pid {pid}) has {name} open: {_CONSEQUENCE}")
+            else:
+                who = _show(" ".join(proc.argv) or proc.comm or "?")
+                warnings.append(f"process {pid} ({who}) has {name} open and may write to it too")
+        elif pi and _names_file(proc, path, st):
+            warnings.append(f"a running Pi (pid {pid}) was started on {name}: {_CONSEQUENCE}")
+        elif pi and _works_here(proc, path):
+            where = _show(proc.cwd or "?")
+            warnings.append(
+                f"a running Pi (pid {pid}) works in {where}, the project of {name}; "
+                f"if it has this session loaded, {_CONSEQUENCE}"
+            )
+    return warnings
 
 
 def write_warnings(
-    path: Path, *, now: float | None = None, recent_seconds: float = 60, proc_root: Path = Path("/proc")
+    path: Path | str,
+    *,
+    now: float | None = None,
+    recent_seconds: float = 60,
+    proc_root: Path | str = "/proc",
 ) -> list[str]:
-    warnings = []
+    """One-line warnings to show before writing to `path`; empty when nothing suggests a risk.
+
+    A missing or unreadable file gives no warning: the write itself reports that."""
+    path = Path(path)
     try:
-        age = (time.time() if now is None else now) - path.stat().st_mtime
+        st = os.stat(path)
     except OSError:
-        return warnings
+        return []
+    warnings = []
+    age = (time.time() if now is None else now) - st.st_mtime
     if age < recent_seconds:
-        warnings.append(
-            f"the session was written {max(0, int(age))} s ago: Pi may still be running on it, and a running "
-            "Pi keeps its own leaf (its next message will not follow this jump)"
-        )
-    holders = _pi_holders(path, proc_root)
-    if holders:
-        warnings.append(f"{RUNNING_PI} (pid {', '.join(map(str, holders))})")
+        ago = "just now" if age < 1 else f"{int(age)} s ago"
+        warnings.append(f"{_show(path.name)} was modified {ago}: Pi may still be writing to it…")
+    warnings.extend(_process_warnings(path, st, Path(proc_root)))
     return warnings

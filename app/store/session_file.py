@@ -6,12 +6,16 @@ changes a byte.
 
 from __future__ import annotations
 
+import gc
+import marshal
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..session.entries import Node
+from ..session.gcpause import gc_paused
 from ..session.load import SessionBuilder, migrate_entry
 from ..session.parse import parse_line
 from ..session.tree import SessionTree
@@ -134,3 +138,102 @@ def load_session_progressive(
         raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
     builder.tree.finish_orphans()
     return builder.tree, builder
+
+
+PARALLEL_MIN_BYTES = 24 << 20
+
+
+def load_session_fast(
+    path: Path,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> tuple[SessionTree, SessionBuilder]:
+    """Like `load_session_progressive`, but a big file's back half is parsed by a forked child process.
+
+    Parsing is CPU-bound Python; with two cores the halves parse at once and the child hands back plain
+    tuples (marshal). v1 files (ids depend on every earlier line) and small files load in one process;
+    so does anything when fork is unavailable or the child fails.
+    """
+    st = check_readable(path)
+    size = st.st_size
+    if size < PARALLEL_MIN_BYTES or not hasattr(os, "fork"):
+        return load_session_progressive(path, progress, cancelled)
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline()
+            fh.seek(size // 2)
+            fh.readline()
+            split = fh.tell()
+    except OSError as exc:
+        raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
+    builder = SessionBuilder()
+    builder.feed(first, final=False)
+    if not first.endswith(b"\n") or builder._migrate_v1 or split >= size or builder.size != len(first):
+        return load_session_progressive(path, progress, cancelled)
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: parse [split, size) and send the result; never returns
+        code = 1
+        try:
+            gc.disable()  # a short-lived process building many objects: collection is pure overhead
+            os.close(read_fd)
+            with open(path, "rb") as fh:
+                fh.seek(split)
+                data = fh.read(size - split)
+            cut = data.rfind(b"\n") + 1
+            data = data[:cut]
+            rows, skipped, problems = builder.continuation(split).parse_segment(data)
+            payload = marshal.dumps((rows, skipped, problems, data.count(b"\n"), cut))
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(write_fd, view) :]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    received: list[bytes] = []
+    reader = threading.Thread(target=_drain, args=(read_fd, received), daemon=True)
+    reader.start()
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(len(first))
+            done = len(first)
+            pending = b""
+            while done < split:
+                if cancelled is not None and cancelled():
+                    os.kill(pid, 9)
+                    raise LoadCancelled(f"loading {path.name} cancelled")
+                chunk = fh.read(min(8 << 20, split - done))
+                if not chunk:
+                    break
+                done += len(chunk)
+                data = pending + chunk if pending else chunk
+                cut = data.rfind(b"\n") + 1
+                if cut:
+                    builder.feed(data[:cut], final=False)
+                pending = data[cut:]
+                if progress is not None:
+                    progress(done // 2, size)
+    finally:
+        reader.join()
+        _, status = os.waitpid(pid, 0)
+    if status != 0 or builder.size != split:
+        return load_session_progressive(path, progress, cancelled)
+    with gc_paused():
+        rows, skipped, problems, lines, consumed = marshal.loads(b"".join(received))
+        builder.adopt_segment(rows, skipped, problems, lines, consumed)
+    if progress is not None:
+        progress(size, size)
+    builder.tree.finish_orphans()
+    return builder.tree, builder
+
+
+def _drain(fd: int, out: list[bytes]) -> None:
+    try:
+        while True:
+            block = os.read(fd, 1 << 20)
+            if not block:
+                return
+            out.append(block)
+    finally:
+        os.close(fd)

@@ -15,7 +15,7 @@ from pitree.session.entries import Node
 from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
-from pitree.store.session_file import EntryReader, LoadCancelled, SessionFileError, load_session_progressive
+from pitree.store.session_file import EntryReader, LoadCancelled, SessionFileError, load_session_fast
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.status_bar import StatusBar
@@ -139,7 +139,7 @@ class PitreeApp(App[int]):
     def load_session(self) -> None:
         worker = get_current_worker()
         try:
-            tree, builder = load_session_progressive(
+            tree, builder = load_session_fast(
                 self.path,
                 progress=lambda done, total: self.post_message(self.Progress(done, total)),
                 cancelled=lambda: worker.is_cancelled,
