@@ -49,7 +49,12 @@ def _console() -> Any:
 
     # Piped output is for reading in full (less, grep): no cropping to 80 columns there.
     width = None if sys.stdout.isatty() else 400
-    return Console(highlight=False, markup=False, emoji=False, soft_wrap=False, width=width)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:  # Rich exits 1 here; main() treats a closed pipe as success
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console(highlight=False, markup=False, emoji=False, soft_wrap=False, width=width)
 
 
 def _load(path_s: str) -> tuple[Path, SessionTree]:
@@ -241,6 +246,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"pitree: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # `pitree tree FILE | head` closes the pipe early; that is not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except Exception as exc:
         from .cli_write import WriteError
 
@@ -248,11 +258,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"pitree: error: {exc}", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        # `pitree tree FILE | head` closes the pipe early; that is not an error.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
     except KeyboardInterrupt:
         return 130
 

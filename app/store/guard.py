@@ -103,10 +103,8 @@ def _holds_open(pid_dir: Path, target: str, st: os.stat_result) -> bool:
 
 def _option(argv: list[str], name: str) -> str | None:
     for i, arg in enumerate(argv):
-        if arg == name and i + 1 < len(argv):
+        if arg == name and i + 1 < len(argv):  # Pi's parser takes no "--name=value" form
             return argv[i + 1]
-        if arg.startswith(name + "="):
-            return arg.split("=", 1)[1]
     return None
 
 
@@ -116,15 +114,16 @@ def _resolve(arg: str, cwd: str | None) -> str:
 
 
 def _names_file(proc: _Proc, path: Path, st: os.stat_result) -> bool:
-    """The command line mentions the file: as a path, or as `--session <uuid prefix>`."""
-    for arg in proc.argv[1:]:
-        if os.path.basename(arg) == path.name and _same_file(_resolve(arg, proc.cwd), st):
-            return True
+    """Pi was started with `--session` naming this file, by path or by a prefix of its uuid.
+
+    Only `--session` counts: `--fork FILE` copies the file into a new session, and a file named in a
+    prompt is only read."""
     session = _option(proc.argv, "--session")
-    if session and "/" not in session and not session.endswith(".jsonl"):
-        uuid = path.stem.rsplit("_", 1)[-1]
-        return uuid.startswith(session)
-    return False
+    if not session:
+        return False
+    if "/" not in session and not session.endswith(".jsonl"):
+        return path.stem.rsplit("_", 1)[-1].startswith(session)
+    return _same_file(_resolve(session, proc.cwd), st)
 
 
 def session_dir_name(cwd: str) -> str:

@@ -55,6 +55,7 @@ class PitreeApp(App[int]):
         Binding("r", "toggle_raw", "Raw JSON"),
         Binding("s", "show_skipped", "Skipped", show=False),
         Binding("tab", "switch_pane", "Pane", show=False),
+        Binding("L", "label", "Label", key_display="⇧L"),
     ]
 
     class Progress(Message):
@@ -81,8 +82,12 @@ class PitreeApp(App[int]):
             self.error = error
             super().__init__()
 
-    def __init__(self, path: Path, *, select_id: str | None = None, watch: bool = True) -> None:
+    def __init__(
+        self, path: Path, *, select_id: str | None = None, watch: bool = True,
+        config_overrides: dict[str, object] | None = None,
+    ) -> None:
         super().__init__()
+        self.config_overrides = config_overrides or {}
         self.path = path
         self.select_id = select_id
         self.watch_enabled = watch
@@ -201,10 +206,10 @@ class PitreeApp(App[int]):
     # ---- live tail ---------------------------------------------------------------------------------------
 
     def start_live(self, builder: SessionBuilder | None) -> None:
-        if not self.watch_enabled:
-            return
+        """Follow the file. Without watching (tests, --no-watch) `live.check()` still applies changes."""
         self.live = LiveSession(self, self.path, builder)
-        self.live.start()
+        if self.watch_enabled:
+            self.live.start()
 
     @property
     def following(self) -> bool:
@@ -299,6 +304,102 @@ class PitreeApp(App[int]):
             self.tree_view.set_search("")
             self.status_bar.update_status(matches="")
         self.tree_view.focus()
+
+    # ---- writing: jump and label ---------------------------------------------------------------------------
+
+    @on(TreeView.Chosen)
+    def _chosen(self, message: TreeView.Chosen) -> None:
+        from pitree.store.guard import write_warnings
+        from pitree.summary.jump import plan_jump
+        from pitree.widgets.jump_dialog import JumpDialog
+
+        tree, reader = self.stree, self.reader
+        if tree is None or reader is None:
+            return
+        if not self._writable(tree):
+            return
+        plan = plan_jump(tree, message.node)
+        if plan.noop:
+            self.notify("the leaf is already here; nothing to do")
+            return
+        config = self._config()
+        if config is None:
+            return
+        warnings = write_warnings(self.path)
+        self.push_screen(
+            JumpDialog(plan, tree, reader, config.summarizer, config, warnings), callback=self._append_entry
+        )
+
+    def _config(self):  # type: ignore[no-untyped-def]
+        from pitree.config import ConfigError, load_config
+
+        try:
+            return load_config(overrides=self.config_overrides)
+        except ConfigError as exc:
+            self.notify(str(exc), title="configuration", severity="error")
+            return None
+
+    def _writable(self, tree: SessionTree) -> bool:
+        if tree.header is None:
+            self.notify("this file has no session header: Pi treats it as empty, so pitree will not write to it",
+                        severity="error")
+            return False
+        if tree.version < 3:
+            self.notify(
+                f"this is a version {tree.version:g} session; Pi rewrites such files to version 3 when it opens them. "
+                "To write here, migrate it first: `pitree branch FILE --to ID --migrate` keeps a backup.",
+                severity="warning", timeout=10,
+            )
+            return False
+        return True
+
+    def action_label(self) -> None:
+        from pitree.widgets.label_dialog import LabelDialog
+
+        node = self.tree_view.cursor_node
+        tree = self.stree
+        if node is None or tree is None or not self._writable(tree):
+            return
+
+        def done(label: str | None) -> None:
+            if label is None or tree is None or node is None:
+                return
+            from pitree.summary.jump import label_entry
+
+            if not label and node.id not in tree.labels:
+                return
+            self._append_entry(label_entry(tree, node, label or None))
+
+        self.push_screen(LabelDialog(tree.row_text(node), tree.labels.get(node.id)), callback=done)
+
+    def _append_entry(self, entry: dict | None) -> None:
+        """Append one entry (from the jump or label dialog); the live tail then shows it."""
+        import orjson
+
+        from pitree.store.append import AppendError, append_line
+
+        if entry is None or self.stree is None:
+            return
+        live = self.live
+        if live is not None and live.builder is not None:
+            before = live.builder.size
+            event = live.tailer.poll()
+            if event.kind == "append":
+                live._apply(event.data)
+            if event.kind not in ("unchanged", "waiting") or live.builder.size != before:
+                self.notify("the session changed on disk while you were choosing; nothing was written — look and try again",
+                            severity="error", timeout=8)
+                return
+        try:
+            size = self.path.stat().st_size
+            append_line(self.path, orjson.dumps(entry), expect_size=size)
+        except (AppendError, OSError) as exc:
+            self.notify(str(exc), title="nothing written", severity="error", timeout=10)
+            return
+        self.follow_off = False
+        if live is not None:
+            self.call_later(live.check)
+        self.notify(f"appended {entry['type']} {entry['id']}: Pi continues here on `pi --session`")
 
     def action_next_match(self, direction: int) -> None:
         if not self.tree_view.next_match(direction):

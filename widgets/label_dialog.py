@@ -1,0 +1,43 @@
+"""`LabelDialog`: set, edit or clear the label of an entry (Pi's Shift+L); returns the new label, "" to clear,
+or None when cancelled."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from pitree.session.text import make_safe
+
+
+class LabelDialog(ModalScreen[str | None]):
+    DEFAULT_CSS = """
+    LabelDialog { align: center middle; }
+    LabelDialog > Vertical { width: 70; height: auto; border: thick $accent; background: $surface; padding: 0 1; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, entry_text: str, current: str | None) -> None:
+        super().__init__()
+        self.entry_text = entry_text
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text("Label for: ", "bold") + Text(make_safe(self.entry_text, keep_newlines=False)[:60]))
+            yield Input(value=self.current or "", placeholder="label (empty to remove)", id="label")
+            yield Static(Text("Enter saves (appends a label entry, as Pi does) · Esc cancels", "dim"))
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
