@@ -66,8 +66,10 @@ def _prepare_file(path: Path, args: argparse.Namespace) -> tuple[SessionTree, in
                 "them; to append, pitree must do the same: pass --migrate (a backup is kept)"
             )
         _confirm(f"Rewrite {path.name} as a version 3 session (backup kept)?", args.yes)
+        size = path.stat().st_size
         try:
-            backup = rewrite_atomically(path, migrated_bytes(path))
+            # expect_size: an entry Pi appends between our read and the rewrite must not be lost.
+            backup = rewrite_atomically(path, migrated_bytes(path), expect_size=size)
         except AppendError as exc:
             raise WriteError(str(exc)) from None
         print(f"pitree: migrated to version 3; backup at {backup}", file=sys.stderr)

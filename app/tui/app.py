@@ -117,9 +117,14 @@ class PitreeApp(App[int]):
     def status_bar(self) -> StatusBar:
         return self.query_one(StatusBar)
 
+    def _status(self, **changes: object) -> None:
+        # Messages can still arrive while the app shuts down, after the screen and its status bar are gone.
+        for bar in self.query(StatusBar):
+            bar.update_status(**changes)
+
     def on_mount(self) -> None:
         self.title = f"pitree — {self.path.name}"
-        self.status_bar.update_status(file=self.path.name)
+        self._status(file=self.path.name)
         self.query_one("#panes").display = False
         if self.path.exists():
             self.load_session()
@@ -136,7 +141,7 @@ class PitreeApp(App[int]):
             )
         )
         self.query_one("#progress", ProgressBar).display = False
-        self.status_bar.update_status(file_state="waiting for file")
+        self._status(file_state="waiting for file")
 
     # ---- loading -----------------------------------------------------------------------------------------
 
@@ -192,7 +197,7 @@ class PitreeApp(App[int]):
             return
         leaf = tree.leaf
         ctx = build_context(tree, None)
-        self.status_bar.update_status(
+        self._status(
             name=tree.name,
             entries=tree.entry_count,
             branches=len(tree.leaves()),
@@ -231,7 +236,7 @@ class PitreeApp(App[int]):
                 title="session changed",
             )
         elif not was_following and new_leaf is not None:
-            self.status_bar.update_status(file_state=f"{len(added)} new entr{'y' if len(added) == 1 else 'ies'}")
+            self._status(file_state=f"{len(added)} new entr{'y' if len(added) == 1 else 'ies'}")
         self._update_status()
 
     def session_reloaded(self, tree: SessionTree, builder: SessionBuilder, why: str) -> None:
@@ -243,12 +248,12 @@ class PitreeApp(App[int]):
             self.query_one("#loading").display = False
             self.query_one("#panes").display = True
         self.tree_view.show_tree(tree, select_id=node.id if node else None)
-        self.status_bar.update_status(file_state=why)
+        self._status(file_state=why)
         self.notify(why, title="session reloaded")
         self._update_status()
 
     def file_state(self, state: str, severity: str = "warning") -> None:
-        self.status_bar.update_status(file_state=state)
+        self._status(file_state=state)
         if state:
             self.notify(state, title="session file", severity=severity)  # type: ignore[arg-type]
 
@@ -256,13 +261,17 @@ class PitreeApp(App[int]):
 
     @on(TreeView.Highlighted)
     def _highlighted(self, message: TreeView.Highlighted) -> None:
+        if not self.query(TreeView):
+            return  # shutting down
         if self.stree is not None and self.reader is not None:
             self.query_one(EntryView).show(message.node, self.stree, self.reader)
-        self.status_bar.update_status(follow=self.following, matches=self._match_text())
+        self._status(follow=self.following, matches=self._match_text())
 
     @on(TreeView.LayoutChanged)
     def _layout_changed(self) -> None:
-        self.status_bar.update_status(filter=self.tree_view.filter_mode, matches=self._match_text())
+        if not self.query(TreeView):
+            return  # shutting down
+        self._status(filter=self.tree_view.filter_mode, matches=self._match_text())
 
     def _match_text(self) -> str:
         view = self.tree_view
@@ -280,7 +289,7 @@ class PitreeApp(App[int]):
     def _prompt_changed(self, message: PromptBar.Edited) -> None:
         if message.purpose == "search":
             count = self.tree_view.set_search(message.value)
-            self.status_bar.update_status(matches=f"{count} matches" if message.value.strip() else "")
+            self._status(matches=f"{count} matches" if message.value.strip() else "")
 
     @on(PromptBar.Entered)
     def _prompt_submitted(self, message: PromptBar.Entered) -> None:
@@ -289,7 +298,7 @@ class PitreeApp(App[int]):
         if message.purpose == "search":
             if view.matches and not view.next_match(1):
                 pass
-            self.status_bar.update_status(matches=self._match_text())
+            self._status(matches=self._match_text())
         elif message.purpose == "goto" and self.stree is not None:
             try:
                 node = self.stree.resolve(message.value.strip())
@@ -302,7 +311,7 @@ class PitreeApp(App[int]):
     def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:
         if message.purpose == "search":
             self.tree_view.set_search("")
-            self.status_bar.update_status(matches="")
+            self._status(matches="")
         self.tree_view.focus()
 
     # ---- writing: jump and label ---------------------------------------------------------------------------
@@ -404,7 +413,7 @@ class PitreeApp(App[int]):
     def action_next_match(self, direction: int) -> None:
         if not self.tree_view.next_match(direction):
             self.notify("no matches (press / to search)", severity="information")
-        self.status_bar.update_status(matches=self._match_text())
+        self._status(matches=self._match_text())
 
     def action_toggle_follow(self) -> None:
         view = self.tree_view
@@ -414,7 +423,7 @@ class PitreeApp(App[int]):
             self.follow_off = False
             if self.stree is not None and self.stree.leaf is not None:
                 view.select_id(self.stree.leaf.id)
-        self.status_bar.update_status(follow=self.following)
+        self._status(follow=self.following)
 
     def action_toggle_raw(self) -> None:
         self.query_one(EntryView).toggle_raw()

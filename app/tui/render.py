@@ -1,269 +1,634 @@
 """Turning one entry (its full JSON, re-read from the file) into Rich renderables for the detail pane.
 
-Session text is never markup: plain strings become `Text` with control characters made visible;
-assistant and summary text is rendered as Markdown from its source with hyperlinks disabled.
-Huge fields are cut (`MAX_CHARS`) with a note of what was left out, so opening one never stalls.
+`entry_parts` gives a list of parts: Rich renderables, and `Fold`s that the view shows collapsed.
+Session text is never markup: strings become `Text` after `make_safe`; assistant and summary text is
+Markdown built from its source, with hyperlinks off and every parsed token made safe again (entities such
+as `&#x202e;` decode to real characters only after parsing). Every part is bounded: a field keeps at most
+`MAX_CHARS` characters, and what is shown unfolded is a few thousand, so the render that Textual does on the
+main thread stays short even for a 50 MB tool result. Highlighting is done here (pygments, in the caller's
+worker thread) and handed over as styled `Text`, never as a `Syntax` that would lex again while painting.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from pitree.session.entries import Node
+from markdown_it.token import Token
+from pitree.session.entries import FROM_HOOK, SYNTHETIC_ID, Node
 from pitree.session.text import as_str, make_safe
 from pitree.session.tree import SessionTree
-from rich.console import Group, RenderableType
+from pitree.summary.tokens import llm_text
+from rich.console import RenderableType
 from rich.markdown import Markdown
-from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-MAX_CHARS = 200_000
-FOLD_LINES = 40
+MAX_CHARS = 200_000  # of one field; the rest is counted, not shown
+HEAD_LINES = 40  # shown unfolded; the rest of a long output goes into a Fold
+HEAD_CHARS = 8_000  # ... and at most this much, for outputs made of a few enormous lines
+HIGHLIGHT_MAX = 20_000  # a longer fold body is shown as plain text (a dense highlight renders slowly)
+MARKDOWN_MAX = 20_000  # assistant text beyond this is shown as plain text in a Fold
+THEME = "ansi_dark"  # ANSI colours follow the terminal's own palette
 
 
-def safe_text(value: Any, style: str = "") -> Text:
-    return Text(make_safe(as_str(value)), style=style)
+@dataclass(frozen=True, slots=True)
+class Fold:
+    """A part shown collapsed under `title` (a plain string: no session text goes into a title)."""
+
+    title: str
+    body: tuple[RenderableType, ...]
+    collapsed: bool = True
 
 
-def _cut(text: str, limit: int = MAX_CHARS) -> tuple[str, str]:
+Part = RenderableType | Fold
+
+
+# ---- small pieces -----------------------------------------------------------------------------------------
+
+
+def safe_text(value: Any, style: str = "", *, one_line: bool = False) -> Text:
+    """Any JSON value as literal Text with control characters visible."""
+    return Text(make_safe(as_str(value), keep_newlines=not one_line), style=style)
+
+
+def label(name: str, value: Any, style: str = "") -> Text:
+    """`name: value` on one line, the value literal (JSON null shown as `null`)."""
+    if value is None:
+        return Text(f"{name}: ", "dim") + Text("null", "dim italic")
+    return Text(f"{name}: ", "dim") + safe_text(value, style, one_line=True)
+
+
+def cut(text: str, limit: int = MAX_CHARS) -> tuple[str, int]:
+    """The first `limit` characters and how many were left out."""
     if len(text) <= limit:
+        return text, 0
+    return text[:limit], len(text) - limit
+
+
+def _left_out(chars: int) -> Text:
+    return Text(f"… {chars:,} more characters not shown", "dim italic")
+
+
+def highlighted(code: str, lexer: str | None, style: str = "") -> Text:
+    """`code` (already safe) as wrapping Text, highlighted by pygments when a lexer is given."""
+    if not lexer:
+        return Text(code, style)
+    text = Syntax(code, lexer, theme=THEME, word_wrap=True).highlight(code)
+    text.no_wrap = False
+    text.rstrip()
+    return text
+
+
+def _split_head(text: str, lines: int, chars: int) -> tuple[str, str]:
+    pos = -1
+    for _ in range(lines):
+        pos = text.find("\n", pos + 1, chars + 1)
+        if pos < 0:
+            break
+    if pos >= 0:
+        return text[:pos], text[pos + 1 :]
+    if len(text) <= chars:
         return text, ""
-    return text[:limit], f"… {len(text) - limit:,} more characters not shown (press r for the raw line)"
+    return text[:chars], text[chars:]
 
 
-def markdown(text: Any) -> RenderableType:
-    source, note = _cut(make_safe(as_str(text)))
-    md = Markdown(source, hyperlinks=False, code_theme="ansi_dark")
-    return Group(md, Text(note, "dim italic")) if note else md
+def folded(title: str, value: Any, lexer: str | None = None, style: str = "") -> Fold:
+    """All of `value` (up to MAX_CHARS) in a Fold, highlighted unless it is long."""
+    kept, left_out = cut(as_str(value))
+    return _fold(title, make_safe(kept), left_out, lexer, style)
+
+
+def _fold(title: str, safe: str, left_out: int, lexer: str | None, style: str = "") -> Fold:
+    body: list[RenderableType] = [highlighted(safe, lexer if len(safe) <= HIGHLIGHT_MAX else None, style)]
+    if left_out:
+        body.append(_left_out(left_out))
+    return Fold(title, tuple(body))
+
+
+def fold_text(
+    value: Any,
+    lexer: str | None = None,
+    *,
+    style: str = "",
+    head_lines: int = HEAD_LINES,
+    head_chars: int = HEAD_CHARS,
+) -> list[Part]:
+    """Long output: its first lines shown, the rest (up to MAX_CHARS) in a Fold titled "… N more lines"."""
+    kept, left_out = cut(as_str(value))
+    head, rest = _split_head(make_safe(kept), head_lines, head_chars)
+    parts: list[Part] = [highlighted(head, lexer, style)]
+    if rest:
+        lines = rest.count("\n") + (0 if rest.endswith("\n") else 1)
+        parts.append(_fold(f"… {lines:,} more line{'s' if lines != 1 else ''}", rest, left_out, lexer, style))
+    elif left_out:
+        parts.append(_left_out(left_out))
+    return parts
+
+
+class SafeMarkdown(Markdown):
+    """Rich Markdown without hyperlinks, whose parsed tokens are made safe (entities decode after parsing)."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__(make_safe(source), code_theme=THEME, hyperlinks=False)
+        _sanitize(self.parsed)
+
+
+def _sanitize(tokens: Iterable[Token]) -> None:
+    for token in tokens:
+        token.content = make_safe(token.content)
+        token.info = make_safe(token.info, keep_newlines=False)
+        if token.attrs:
+            token.attrs = {k: make_safe(v, keep_newlines=False) if isinstance(v, str) else v
+                           for k, v in token.attrs.items()}
+        if token.children:
+            _sanitize(token.children)
+
+
+def markdown(value: Any) -> list[Part]:
+    """Markdown from its source; beyond MARKDOWN_MAX the rest is plain text in a Fold."""
+    kept, left_out = cut(as_str(value))
+    rest = ""
+    if len(kept) > MARKDOWN_MAX:
+        split = kept.rfind("\n", 0, MARKDOWN_MAX)
+        split = split if split > MARKDOWN_MAX // 2 else MARKDOWN_MAX
+        kept, rest = kept[:split], kept[split:].lstrip("\n")
+    parts: list[Part] = [SafeMarkdown(kept)]
+    if rest:
+        lines = rest.count("\n") + 1
+        parts.append(_fold(f"… {lines:,} more lines (plain text)", make_safe(rest), left_out, None))
+    elif left_out:
+        parts.append(_left_out(left_out))
+    return parts
+
+
+def json_text(value: Any) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:
+        return as_str(value)
+
+
+def json_view(value: Any, **fold: Any) -> list[Part]:
+    """A JSON value pretty-printed and highlighted, folded when long."""
+    return fold_text(json_text(value), "json", **fold)
+
+
+# ---- the header -------------------------------------------------------------------------------------------
+
+
+def relative_time(seconds: float) -> str:
+    """How long ago `seconds` was, in words: "just now", "3 min ago", "2 days ago", "in 5 min"."""
+    ago = abs(seconds)
+    if ago < 5:
+        return "just now"
+    for unit, size in (("year", 365.25 * 86400), ("month", 30.44 * 86400), ("day", 86400), ("h", 3600),
+                       ("min", 60), ("s", 1)):
+        if ago >= size:
+            n = int(ago // size)
+            name = f"{unit}s" if n != 1 and unit in ("year", "month", "day") else unit
+            return f"{n} {name} ago" if seconds >= 0 else f"in {n} {name}"
+    return "just now"
 
 
 def when(ts: float, now: float | None = None) -> str:
-    if ts != ts or math.isinf(ts):
-        return "no timestamp"
-    seconds = (now if now is not None else time.time()) - ts / 1000
-    iso = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts / 1000)) + f".{int(ts % 1000):03d}Z"
-    for unit, size in (("day", 86400), ("hour", 3600), ("min", 60)):
-        if abs(seconds) >= size:
-            n = int(seconds // size)
-            return f"{iso} ({n} {unit}{'s' if n != 1 and unit != 'min' else ''} ago)"
-    return f"{iso} ({int(seconds)} s ago)"
+    """ISO time (UTC, ms) and how long ago, for a timestamp in ms since the epoch."""
+    if not math.isfinite(ts):
+        return "no valid timestamp"
+    try:
+        iso = datetime.fromtimestamp(ts / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return f"timestamp {ts:g} ms is out of range"
+    now = time.time() if now is None else now
+    return f"{iso} ({relative_time(now - ts / 1000)})"
 
 
-def header(node: Node, tree: SessionTree, tiktoken: int | None) -> Text:
+def header(node: Node, tree: SessionTree, *, stop_reason: Any = None, tokens: int | str | None = None,
+           now: float | None = None) -> Text:
+    """Type/role, ids, line, time, label, model and stop reason, token counts."""
     t = Text()
-    t.append(node.type or "?", "bold magenta")
+    t.append(make_safe(node.type or "(no type)", keep_newlines=False), "bold magenta")
     if node.role:
-        t.append(f" · {make_safe(node.role, keep_newlines=False)}", "bold")
-    t.append(f"  id {node.id}", "cyan")
-    t.append(f"  parent {node.parent.id if node.parent else (node.parent_id or 'none (root)')}", "dim")
-    t.append(f"  line {node.line}\n", "dim")
-    t.append(when(node.ts), "dim")
-    label = tree.labels.get(node.id)
-    if label:
-        t.append("  label ", "dim")
-        t.append(make_safe(label, keep_newlines=False), "bold yellow")
+        t.append(" · ")
+        t.append(make_safe(node.role, keep_newlines=False), "bold")
+    t.append("  id ", "dim")
+    t.append(make_safe(node.id, keep_newlines=False), "cyan")
+    parent = node.parent.id if node.parent is not None else node.parent_id
+    t.append("  parent ", "dim")
+    t.append(make_safe(parent, keep_newlines=False) if parent else "none (root)", "cyan" if parent else "dim")
+    if node.parent is None and node.parent_id:
+        t.append(" (not in this file)", "yellow")
+    t.append(f"  line {node.line:,}", "dim")
+    t.append("\n")
+    t.append(when(node.ts, now), "dim")
+    notes = []
     if node is tree.leaf:
-        t.append("  ← leaf", "bold yellow")
-    t.append(f"\ntokens: ~{node.est:,} (Pi's estimate)")
-    if tiktoken is not None:
-        t.append(f", {tiktoken:,} (cl100k)")
-    if node.model:
-        t.append("\nmodel: ")
-        t.append(make_safe(f"{as_str(node.model[0])}/{as_str(node.model[1])}", keep_newlines=False), "green")
+        notes.append(("  ← leaf (where Pi continues)", "bold yellow"))
+    if tree.is_dropped(node):
+        notes.append(("  duplicate id: a later line replaces it", "bold red"))
+    if node.flags & SYNTHETIC_ID:
+        notes.append(("  id made by pitree", "dim italic"))
+    if node.flags & FROM_HOOK:
+        notes.append(("  written by an extension", "dim italic"))
+    for text, style in notes:
+        t.append(text, style)
+    entry_label = tree.labels.get(node.id)
+    if entry_label:
+        t.append("\nlabel ", "dim")
+        t.append(make_safe(entry_label, keep_newlines=False), "bold yellow")
+    if node.model is not None or stop_reason is not None:
+        t.append("\n")
+        if node.model is not None:
+            provider, model = node.model
+            t.append("model ", "dim")
+            t.append(make_safe(f"{as_str(provider)}/{as_str(model)}", keep_newlines=False), "green")
+            t.append("  ")
+        if stop_reason is not None:
+            t.append("stop ", "dim")
+            t.append_text(safe_text(stop_reason, "bold red" if stop_reason in ("error", "aborted") else "",
+                                    one_line=True))
+    t.append(f"\ntokens ~{node.est:,}", "")
+    t.append(" (Pi's chars/4)", "dim")
+    if isinstance(tokens, int):
+        t.append(f"  {tokens:,}")
+        t.append(" (tiktoken cl100k)", "dim")
+    elif tokens:
+        t.append(f"  tiktoken: {tokens}", "dim")
     return t
 
 
-def _image(block: dict[str, Any]) -> Text:
+# ---- blocks and messages ----------------------------------------------------------------------------------
+
+
+def image_placeholder(block: dict[str, Any]) -> Text:
+    """`[image: image/png, 12.3 KB]`, the size decoded from the base64 length; never the data."""
     data = block.get("data")
-    size = len(data) * 3 // 4 if isinstance(data, str) else 0
-    mime = make_safe(as_str(block.get("mimeType") or "unknown type"), keep_newlines=False)
-    return Text(f"[image: {mime}, {size / 1024:.1f} KB]", "bold blue")
+    mime = make_safe(as_str(block.get("mimeType")) or "unknown type", keep_newlines=False)
+    if not isinstance(data, str):
+        return Text(f"[image: {mime}, no data]", "bold blue")
+    size = len(data) * 3 // 4 - (2 if data.endswith("==") else 1 if data.endswith("=") else 0)
+    shown = f"{size / 1024:.1f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MB"
+    return Text(f"[image: {mime}, {shown}]", "bold blue")
 
 
-def folded_output(text: Any, lexer: str | None = None) -> RenderableType:
-    """Long output shows its first FOLD_LINES lines and a count of the rest."""
-    source, note = _cut(make_safe(as_str(text)))
-    lines = source.split("\n")
-    shown = "\n".join(lines[:FOLD_LINES])
-    parts: list[RenderableType] = []
-    if lexer:
-        parts.append(Syntax(shown, lexer, theme="ansi_dark", word_wrap=True))
-    else:
-        parts.append(Text(shown))
-    if len(lines) > FOLD_LINES:
-        parts.append(Text(f"… {len(lines) - FOLD_LINES:,} more lines (press r for the raw line)", "dim italic"))
-    if note:
-        parts.append(Text(note, "dim italic"))
-    return Group(*parts)
+def _other_block(block: Any) -> list[Part]:
+    kind = block.get("type") if isinstance(block, dict) else None
+    head = Text("block ", "dim") + (safe_text(kind, "bold", one_line=True) if kind is not None
+                                    else Text(f"({type(block).__name__})", "dim"))
+    return [head, *json_view(block)]
 
 
-_LEXERS = {
-    ".py": "python",
-    ".js": "javascript",
-    ".ts": "typescript",
-    ".json": "json",
-    ".md": "markdown",
-    ".sh": "bash",
-    ".rs": "rust",
-    ".go": "go",
-    ".toml": "toml",
-    ".yaml": "yaml",
-    ".yml": "yaml",
-    ".html": "html",
-    ".css": "css",
-    ".tsx": "tsx",
-    ".c": "c",
-    ".java": "java",
-}
-
-
-def guess_lexer(path: str | None) -> str | None:
-    if not path:
-        return None
-    for ext, lexer in _LEXERS.items():
-        if path.endswith(ext):
-            return lexer
-    return None
-
-
-def content_blocks(content: Any, lexer: str | None = None) -> list[RenderableType]:
-    """User / tool-result content: strings, text blocks, image placeholders, anything else as JSON."""
+def content_parts(content: Any, lexer: str | None = None) -> list[Part]:
+    """User, tool-result and custom content shown literally: strings, text blocks, image placeholders."""
     if isinstance(content, str):
-        return [folded_output(content, lexer)]
+        return fold_text(content, lexer)
+    if content is None:
+        return [Text("(no content)", "dim italic")]
     if not isinstance(content, list):
-        return [Text(f"(content is {type(content).__name__}: ", "red") + safe_text(content) + Text(")", "red")]
-    out: list[RenderableType] = []
+        return [Text(f"content is a {type(content).__name__}: ", "red"), *json_view(content)]
+    out: list[Part] = []
     for block in content:
         if isinstance(block, dict) and block.get("type") == "text":
-            out.append(folded_output(block.get("text"), lexer))
+            out.extend(fold_text(block.get("text"), lexer))
         elif isinstance(block, dict) and block.get("type") == "image":
-            out.append(_image(block))
+            out.append(image_placeholder(block))
         else:
-            out.append(Text("(block) ", "dim") + safe_text(block))
-    return out
+            out.extend(_other_block(block))
+    return out or [Text("(empty content)", "dim italic")]
 
 
-def json_view(value: Any) -> RenderableType:
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except TypeError:
-        text = as_str(value)
-    source, note = _cut(make_safe(text))
-    syntax = Syntax(source, "json", theme="ansi_dark", word_wrap=True)
-    return Group(syntax, Text(note, "dim italic")) if note else syntax
+def _num(value: Any, cost: bool = False) -> Text:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return safe_text(value, "red" if value is not None else "dim", one_line=True)
+    if cost:
+        return Text(f"${value:,.4f}")
+    return Text(f"{value:,}" if isinstance(value, int) or value.is_integer() else f"{value:,.2f}")
 
 
 def usage_table(usage: Any) -> RenderableType:
+    """input, output, cacheRead, cacheWrite, totalTokens and cost of one assistant turn."""
     if not isinstance(usage, dict):
-        return Text("usage: ", "dim") + safe_text(usage)
-    table = Table(box=None, show_header=True, pad_edge=False, header_style="dim")
+        return label("usage", usage, "red")
+    table = Table(box=None, pad_edge=False, header_style="dim", padding=(0, 2, 0, 0))
     cols = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-    for c in (*cols, "cost"):
-        table.add_column(c, justify="right")
+    for name in (*cols, "cost"):
+        table.add_column(Text(name), justify="right")
     cost = usage.get("cost")
     total = cost.get("total") if isinstance(cost, dict) else cost
-    table.add_row(*(make_safe(as_str(usage.get(c))) for c in cols), make_safe(as_str(total)))
+    table.add_row(*(_num(usage.get(c)) for c in cols), _num(total, cost=True))
     return table
 
 
-def assistant_parts(msg: dict[str, Any]) -> list[RenderableType]:
-    out: list[RenderableType] = []
+_ASSISTANT_KNOWN = {"role", "content", "provider", "model", "api", "usage", "stopReason", "errorMessage",
+                    "timestamp"}
+
+
+def assistant_parts(msg: dict[str, Any]) -> list[Part]:
+    out: list[Part] = []
     content = msg.get("content")
-    blocks = content if isinstance(content, list) else [content]
+    blocks = content if isinstance(content, list) else []
+    if isinstance(content, str):
+        out.extend(markdown(content))
+    elif content is not None and not isinstance(content, list):
+        out += [Text(f"content is a {type(content).__name__}: ", "red"), *json_view(content)]
     for block in blocks:
-        if not isinstance(block, dict):
-            out.append(safe_text(block))
-            continue
-        btype = block.get("type")
+        btype = block.get("type") if isinstance(block, dict) else None
         if btype == "text":
-            out.append(markdown(block.get("text")))
+            out.extend(markdown(block.get("text")))  # type: ignore[union-attr]
         elif btype == "thinking":
-            thinking = as_str(block.get("thinking"))
-            out.append(("thinking", thinking))  # type: ignore[arg-type]  # the view makes it collapsible
+            thinking = as_str(block.get("thinking"))  # type: ignore[union-attr]
+            fold = folded(f"thinking ({len(thinking):,} chars)", thinking, style="italic")
+            if block.get("redacted"):  # type: ignore[union-attr]
+                fold = Fold(fold.title, (Text("(redacted by the provider)", "dim"), *fold.body))
+            out.append(fold)
         elif btype == "toolCall":
-            title = Text("tool call ", "bold") + safe_text(block.get("name"), "bold cyan")
-            title.append(f"  {make_safe(as_str(block.get('id')), keep_newlines=False)}", "dim")
-            out.append(Panel(json_view(block.get("arguments")), title=title, title_align="left", border_style="cyan"))
+            title = Text("tool call ", "bold") + safe_text(block.get("name"), "bold cyan", one_line=True)  # type: ignore[union-attr]
+            title.append("  ")
+            title.append_text(safe_text(block.get("id"), "dim", one_line=True))  # type: ignore[union-attr]
+            out.append(title)
+            out.extend(json_view(block.get("arguments")))  # type: ignore[union-attr]
+        elif btype == "image":
+            out.append(image_placeholder(block))  # type: ignore[arg-type]
         else:
-            out.append(Text("(block) ", "dim") + safe_text(block))
-    if msg.get("errorMessage"):
-        out.append(Text("error: ", "bold red") + safe_text(msg.get("errorMessage"), "red"))
-    stop = msg.get("stopReason")
-    if stop is not None:
-        out.append(Text("stop reason: ", "dim") + safe_text(stop, "red" if stop in ("error", "aborted") else ""))
+            out.extend(_other_block(block))
+    if content is None or content == []:
+        out.append(Text("(no content)" if content is None else "(empty content)", "dim italic"))
+    error = msg.get("errorMessage")
+    if error:
+        out.append(Text("error: ", "bold red") + safe_text(error, "red"))
     if "usage" in msg:
         out.append(usage_table(msg.get("usage")))
-    return out
+    if msg.get("api") is not None:
+        out.append(label("api", msg.get("api")))
+    return out + extra_fields(msg, _ASSISTANT_KNOWN)
 
 
-def file_lists(details: Any) -> list[RenderableType]:
+def file_lists(details: Any) -> list[Part]:
+    """readFiles / modifiedFiles of a compaction or branch summary."""
     if not isinstance(details, dict):
-        return []
-    out: list[RenderableType] = []
+        return [] if details is None else [Text("details: ", "dim"), *json_view(details)]
+    out: list[Part] = []
     for key in ("readFiles", "modifiedFiles"):
         files = details.get(key)
-        if isinstance(files, list) and files:
-            t = Text(f"{key}:\n", "bold")
-            for f in files:
-                t.append("  ")
-                t.append_text(safe_text(f))
-                t.append("\n")
-            out.append(t)
+        if files is None:
+            continue
+        if not isinstance(files, list):
+            out.append(label(key, files, "red"))
+            continue
+        t = Text(f"{key} ({len(files)}):", "bold")
+        for f in files[:1000]:
+            t.append("\n  ")
+            t.append_text(safe_text(f, one_line=True))
+        if len(files) > 1000:
+            t.append(f"\n  … {len(files) - 1000:,} more", "dim italic")
+        out.append(t)
+    others = {k: v for k, v in details.items() if k not in ("readFiles", "modifiedFiles")}
+    if others:
+        out.extend([Text("details: ", "dim"), *json_view(others)])
     return out
 
 
-def entry_parts(entry: dict[str, Any], tool_path: str | None = None) -> list[RenderableType]:
-    """Everything about one entry, as a list of renderables (thinking as ("thinking", text) tuples)."""
-    etype = entry.get("type")
-    if etype == "message":
-        msg = entry.get("message")
-        if not isinstance(msg, dict):
-            return [Text("message is not an object: ", "red") + safe_text(msg)]
-        role = msg.get("role")
-        if role == "assistant":
-            return assistant_parts(msg)
-        if role == "toolResult":
-            head = Text("tool result ", "bold") + safe_text(msg.get("toolName"), "bold cyan")
-            if msg.get("isError") is True:
-                head.append("  ERROR", "bold white on red")
-            return [head, *content_blocks(msg.get("content"), guess_lexer(tool_path))]
-        if role == "bashExecution":
-            head = Text("$ ", "bold") + safe_text(msg.get("command"), "bold")
-            code = msg.get("exitCode")
-            head.append(f"   exit {as_str(code)}", "red" if code not in (0, None) else "green")
-            if msg.get("cancelled"):
-                head.append("  cancelled", "yellow")
-            return [head, folded_output(msg.get("output"))]
-        parts: list[RenderableType] = []
-        if role == "custom":
-            parts.append(Text("custom type: ", "dim") + safe_text(msg.get("customType")))
-        return [*parts, *content_blocks(msg.get("content"))]
-    if etype in ("compaction", "branch_summary"):
-        parts = []
-        if etype == "compaction":
-            parts.append(Text("tokens before: ", "dim") + safe_text(entry.get("tokensBefore"), "bold"))
-            parts.append(Text("first kept entry: ", "dim") + safe_text(entry.get("firstKeptEntryId"), "cyan"))
+def _ref(tree: SessionTree | None, entry_id: Any) -> Text:
+    """An entry id and where it is (line), or that it is not in this session."""
+    t = safe_text(entry_id, "cyan", one_line=True) if entry_id is not None else Text("(none)", "dim")
+    if tree is not None and isinstance(entry_id, str):
+        target = tree.get(entry_id)
+        if target is not None:
+            t.append(f"  (line {target.line:,})", "dim")
         else:
-            parts.append(Text("from: ", "dim") + safe_text(entry.get("fromId"), "cyan"))
+            t.append("  (not in this session)", "yellow")
+    return t
+
+
+# ---- lexers -----------------------------------------------------------------------------------------------
+
+_LEXERS = {
+    "py": "python", "pyi": "python", "js": "javascript", "mjs": "javascript", "cjs": "javascript",
+    "ts": "typescript", "tsx": "tsx", "jsx": "jsx", "json": "json", "jsonl": "json", "md": "markdown",
+    "sh": "bash", "bash": "bash", "zsh": "bash", "rs": "rust", "go": "go", "toml": "toml", "yaml": "yaml",
+    "yml": "yaml", "html": "html", "htm": "html", "css": "css", "scss": "scss", "c": "c", "h": "c",
+    "cc": "cpp", "cpp": "cpp", "hpp": "cpp", "java": "java", "kt": "kotlin", "rb": "ruby", "php": "php",
+    "swift": "swift", "sql": "sql", "xml": "xml", "lua": "lua", "diff": "diff", "patch": "diff",
+    "ini": "ini", "cfg": "ini", "tf": "terraform", "cs": "csharp", "scala": "scala", "vue": "html",
+}
+
+
+def lexer_for_path(path: str | None) -> str | None:
+    """A pygments lexer name from a file name's extension (or Makefile / Dockerfile)."""
+    if not path:
+        return None
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    if name in ("Makefile", "makefile", "GNUmakefile"):
+        return "make"
+    if name.startswith("Dockerfile"):
+        return "docker"
+    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    return _LEXERS.get(ext)
+
+
+def lexer_for_text(text: str) -> str | None:
+    """A lexer guessed from the start of a tool's output: JSON, a diff, a script with a #! line, XML/HTML."""
+    start = text[:2000].lstrip()
+    if start.startswith(("{", "[")) and len(text) <= 5_000_000:
+        try:
+            orjson.loads(text)
+            return "json"
+        except orjson.JSONDecodeError:
+            pass
+    if start.startswith(("diff --git", "--- ", "Index: ")) and "\n+++ " in start and "\n@@" in start:
+        return "diff"
+    if start.startswith("#!"):
+        first = start.split("\n", 1)[0]
+        for needle, lexer in (("python", "python"), ("node", "javascript"), ("bash", "bash"), ("sh", "bash")):
+            if needle in first:
+                return lexer
+    if start.startswith(("<?xml", "<svg")):
+        return "xml"
+    if start[:15].lower().startswith(("<!doctype html", "<html")):
+        return "html"
+    return None
+
+
+def call_path(call: str | None) -> str | None:
+    """The file path in Pi's formatted call text (`[read: src/x.py:10-40]`, `[edit: a.py]`)."""
+    if not call:
+        return None
+    for prefix in ("[read: ", "[write: ", "[edit: "):
+        if call.startswith(prefix) and call.endswith("]"):
+            path = call[len(prefix) : -1]
+            head, sep, tail = path.rpartition(":")
+            return head if sep and tail.replace("-", "").isdigit() else path
+    return None
+
+
+def _tool_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                return block["text"]  # type: ignore[no-any-return]
+    return ""
+
+
+# ---- entries ----------------------------------------------------------------------------------------------
+
+_COMMON = {"type", "id", "parentId", "timestamp"}
+
+
+def field_parts(key: Any, value: Any) -> list[Part]:
+    """One field, shown generically: scalars on one line, text and JSON below the key (folded when long)."""
+    name = make_safe(as_str(key), keep_newlines=False)
+    if isinstance(value, str) and "\n" not in value and len(value) <= 200:
+        return [label(name, value)]
+    if value is None or isinstance(value, bool | int | float):
+        return [label(name, value, "" if value is not None else "dim")]
+    if isinstance(value, str):
+        return [Text(f"{name}:", "dim"), *fold_text(value)]
+    compact = as_str(value)
+    if len(compact) <= 100:
+        return [Text(f"{name}: ", "dim") + highlighted(make_safe(compact), "json")]
+    return [Text(f"{name}:", "dim"), *json_view(value)]
+
+
+def extra_fields(obj: dict[str, Any], known: set[str]) -> list[Part]:
+    """Every field of `obj` not in `known`, generically (unknown fields are shown, never dropped)."""
+    out: list[Part] = []
+    for key, value in obj.items():
+        if key not in known:
+            out.extend(field_parts(key, value))
+    return out
+
+
+def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
+    if not isinstance(msg, dict):
+        if msg is None:
+            return [Text("this message entry has no message", "red")]
+        return [Text(f"message is a {type(msg).__name__}, not an object:", "red"), *json_view(msg)]
+    role = msg.get("role")
+    if role == "assistant":
+        return assistant_parts(msg)
+    if role == "user":
+        return content_parts(msg.get("content")) + extra_fields(msg, {"role", "content", "timestamp"})
+    if role == "toolResult":
+        head = Text("tool result ", "bold") + safe_text(msg.get("toolName"), "bold cyan", one_line=True)
+        if msg.get("isError") is True:
+            head.append("  ")
+            head.append(" ERROR ", "bold white on red")
+        call_id = msg.get("toolCallId")
+        call = tree.calls.get(call_id) if tree is not None and isinstance(call_id, str) else None
+        parts: list[Part] = [head]
+        if call is not None:
+            parts.append(label("call", call))
+        if "toolCallId" in msg:
+            parts.append(label("toolCallId", call_id, "dim"))
+        content = msg.get("content")
+        lexer = lexer_for_path(call_path(call)) or lexer_for_text(_tool_text(content))
+        parts.extend(content_parts(content, lexer))
+        details = msg.get("details")
+        if isinstance(details, dict) and isinstance(details.get("diff"), str):
+            parts.append(Text("diff:", "dim"))
+            parts.extend(fold_text(details["diff"], "diff"))
+            details = {k: v for k, v in details.items() if k != "diff"}
+        if details:
+            parts.append(folded("details (JSON)", json_text(details), "json"))
+        known = {"role", "toolName", "isError", "toolCallId", "content", "details", "timestamp"}
+        return parts + extra_fields(msg, known)
+    if role == "bashExecution":
+        head = Text("$ ", "bold") + safe_text(msg.get("command"), "bold")
+        code = msg.get("exitCode")
+        ok = code == 0 and not isinstance(code, bool)
+        head.append("\nexit code ", "dim")
+        head.append_text(safe_text(code if code is not None else "(none)", "green" if ok else "bold red",
+                                   one_line=True))
+        for flag, text in (("cancelled", "cancelled"), ("truncated", "output truncated by Pi"),
+                           ("excludeFromContext", "excluded from the context")):
+            if msg.get(flag):
+                head.append(f"  {text}", "yellow")
+        known = {"role", "command", "exitCode", "output", "cancelled", "truncated", "excludeFromContext",
+                 "timestamp"}
+        return [head, *fold_text(msg.get("output")), *extra_fields(msg, known)]
+    if role in ("branchSummary", "compactionSummary"):
+        return [*markdown(msg.get("summary")), *extra_fields(msg, {"role", "summary", "timestamp"})]
+    if role == "custom":
+        parts = [label("customType", msg.get("customType"), "bold")]
+    else:
+        parts = [Text("role not known to pitree: ", "yellow") + safe_text(role, "bold", one_line=True)]
+    if "content" in msg:
+        parts.extend(content_parts(msg.get("content")))
+    return parts + extra_fields(msg, {"role", "content", "customType", "timestamp"})
+
+
+def entry_parts(entry: Any, tree: SessionTree | None = None) -> list[Part]:
+    """Everything about one entry, as parts for the view. Never raises, whatever the field types."""
+    if not isinstance(entry, dict):
+        return [Text(f"this entry is a {type(entry).__name__}, not an object:", "red"), *json_view(entry)]
+    etype = entry.get("type")
+    parts: list[Part]
+    if etype == "message":
+        return _message_parts(entry.get("message"), tree) + extra_fields(entry, _COMMON | {"message"})
+    if etype == "compaction":
+        parts = [label("tokensBefore", entry.get("tokensBefore"), "bold"),
+                 Text("firstKeptEntryId: ", "dim") + _ref(tree, entry.get("firstKeptEntryId"))]
         if entry.get("fromHook"):
-            parts.append(Text("written by an extension (fromHook)", "dim"))
-        parts.append(markdown(entry.get("summary")))
-        return parts + file_lists(entry.get("details"))
+            parts.append(Text("written by an extension (fromHook)", "dim italic"))
+        parts += [Text("summary:", "dim"), *markdown(entry.get("summary")), *file_lists(entry.get("details"))]
+        known = {"tokensBefore", "firstKeptEntryId", "fromHook", "summary", "details"}
+        return parts + extra_fields(entry, _COMMON | known)
+    if etype == "branch_summary":
+        parts = [Text("fromId: ", "dim") + _ref(tree, entry.get("fromId"))]
+        if entry.get("fromHook"):
+            parts.append(Text("written by an extension (fromHook)", "dim italic"))
+        parts += [Text("summary:", "dim"), *markdown(entry.get("summary")), *file_lists(entry.get("details"))]
+        return parts + extra_fields(entry, _COMMON | {"fromId", "fromHook", "summary", "details"})
     if etype == "custom_message":
-        return [
-            Text("custom type: ", "dim") + safe_text(entry.get("customType")),
-            *content_blocks(entry.get("content")),
-        ]
-    skip = {"type", "id", "parentId", "timestamp"}
-    table = Table(box=None, show_header=False, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column()
-    for key, value in entry.items():
-        if key not in skip:
-            table.add_row(make_safe(str(key), keep_newlines=False), safe_text(value))
-    return [table]
+        parts = [label("customType", entry.get("customType"), "bold")]
+        if "display" in entry:
+            parts.append(label("display", entry.get("display")))
+        parts.extend(content_parts(entry.get("content")))
+        return parts + extra_fields(entry, _COMMON | {"customType", "display", "content"})
+    if etype == "label":
+        value = entry.get("label")
+        parts = [Text("targetId: ", "dim") + _ref(tree, entry.get("targetId")),
+                 label("label", value, "bold yellow") if value else Text("label: (cleared)", "dim")]
+        return parts + extra_fields(entry, _COMMON | {"targetId", "label"})
+    return extra_fields(entry, _COMMON) or [Text("(no fields)", "dim italic")]
+
+
+def raw_parts(raw: bytes) -> list[Part]:
+    """The line as stored, pretty-printed; or its text and the parse error when it no longer parses."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        text = raw[: MAX_CHARS * 4].decode("utf-8", "replace")
+        why = make_safe(str(exc), keep_newlines=False)
+        return [Text(f"this line does not parse as JSON: {why}", "bold red"),
+                *fold_text(text, head_lines=200, head_chars=20_000)]
+    return [Text(f"raw line, {len(raw):,} bytes (r: back to the entry)", "dim italic"),
+            *json_view(value, head_lines=200, head_chars=12_000)]
+
+
+def token_text(entry: Any) -> str | None:
+    """The text of an entry that a model reads, for a tiktoken count; None for entries without any."""
+    if not isinstance(entry, dict):
+        return None
+    msg = entry.get("message")
+    etype = entry.get("type")
+    if etype == "message" and isinstance(msg, dict):
+        role = msg.get("role")
+        if role == "bashExecution":
+            return f"{as_str(msg.get('command'))}\n{as_str(msg.get('output'))}"
+        if role in ("branchSummary", "compactionSummary"):
+            return as_str(msg.get("summary"))
+        return llm_text(msg)
+    if etype in ("compaction", "branch_summary"):
+        return as_str(entry.get("summary"))
+    if etype == "custom_message":
+        return llm_text({"content": entry.get("content")})
+    return None
