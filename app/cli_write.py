@@ -6,7 +6,6 @@ except the consented, atomic, backed-up migration of a pre-v3 file (which Pi its
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -107,6 +106,8 @@ def _summary(args: argparse.Namespace, tree: SessionTree, path: Path, plan: Any)
         async for delta in stream_model_summary(job, backend, args.instructions):
             parts.append(delta)
         return "".join(parts)
+
+    import asyncio
 
     try:
         text = asyncio.run(collect())

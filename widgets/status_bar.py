@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pitree.session.text import make_safe
 from rich.text import Text
 from textual.reactive import reactive
-from textual.widgets import Static
+from textual.widget import Widget
 
 
 @dataclass(frozen=True)
@@ -25,8 +25,11 @@ class Status:
     matches: str = ""
 
 
-class StatusBar(Static):
-    """Shows a `Status`; the app replaces `status` (a frozen value) to update it."""
+class StatusBar(Widget):
+    """Shows a `Status`; the app replaces `status` (a frozen value) to update it.
+
+    A fixed one-line widget that only repaints itself: a Static's update would re-lay out the whole
+    screen on every cursor move."""
 
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; color: $text; padding: 0 1; }
@@ -37,8 +40,8 @@ class StatusBar(Static):
     def update_status(self, **changes: object) -> None:
         self.status = replace(self.status, **changes)  # type: ignore[arg-type]
 
-    def watch_status(self, status: Status) -> None:
-        self.update(self.render_status(status))
+    def render(self) -> Text:
+        return self.render_status(self.status)
 
     @staticmethod
     def render_status(s: Status) -> Text:

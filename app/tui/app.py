@@ -29,6 +29,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, Static
+from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from .live import LiveSession
@@ -95,6 +96,7 @@ class PitreeApp(App[int]):
         self.reader: EntryReader | None = None
         self.live: LiveSession | None = None
         self.follow_off = False  # set by `f`: stay put even on the leaf
+        self._entry_timer: Timer | None = None
 
     # ---- composition -------------------------------------------------------------------------------------
 
@@ -264,8 +266,16 @@ class PitreeApp(App[int]):
         if not self.query(TreeView):
             return  # shutting down
         if self.stree is not None and self.reader is not None:
-            self.query_one(EntryView).show(message.node, self.stree, self.reader)
+            # The entry pane follows once the cursor rests (80 ms): holding ↓ redraws only the tree.
+            if self._entry_timer is not None:
+                self._entry_timer.stop()
+            node, tree, reader = message.node, self.stree, self.reader
+            self._entry_timer = self.set_timer(0.08, lambda: self._show_entry(node, tree, reader))
         self._status(follow=self.following, matches=self._match_text())
+
+    def _show_entry(self, node: Node | None, tree: SessionTree, reader: EntryReader) -> None:
+        for view in self.query(EntryView):
+            view.show(node, tree, reader)
 
     @on(TreeView.LayoutChanged)
     def _layout_changed(self) -> None:
