@@ -132,6 +132,12 @@ class SessionBuilder:
         self.size += self._end_of(data, final)
         return new
 
+    def restore_header(self, header: dict[str, Any] | None, version: float) -> None:
+        """Start from a known header (a cached tree): the next lines are entries."""
+        self.tree.header, self.tree.version = header, version
+        self._seen_header = True
+        self._start_migration()
+
     # ---- parallel loading: a second process parses the back half of a big file ---------------------------
 
     def continuation(self, offset: int) -> SessionBuilder:

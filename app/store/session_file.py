@@ -147,15 +147,59 @@ def load_session_fast(
     path: Path,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    save_cache: bool = True,
 ) -> tuple[SessionTree, SessionBuilder]:
     """Like `load_session_progressive`, but a big file's back half is parsed by a forked child process.
 
     Parsing is CPU-bound Python; with two cores the halves parse at once and the child hands back plain
     tuples (marshal). v1 files (ids depend on every earlier line) and small files load in one process;
-    so does anything when fork is unavailable or the child fails.
+    so does anything when fork is unavailable or the child fails. A tree cached by an earlier load of
+    the same file (`tree_cache`) is used first: only lines added since are parsed.
     """
     st = check_readable(path)
     size = st.st_size
+    from . import tree_cache
+
+    cached = tree_cache.load_cached(path)
+    if cached is not None:
+        _feed_rest(path, cached, progress, cancelled)
+        return cached.tree, cached
+    tree, builder = _load_uncached(path, size, progress, cancelled)
+    if save_cache:
+        tree_cache.save(path, tree, builder)
+    return tree, builder
+
+
+def _feed_rest(
+    path: Path, builder: SessionBuilder, progress: Callable[[int, int], None] | None,
+    cancelled: Callable[[], bool] | None,
+) -> None:
+    """Feed the complete lines after `builder.size` (what a cached tree did not cover)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(builder.size)
+            pending = b""
+            while True:
+                if cancelled is not None and cancelled():
+                    raise LoadCancelled(f"loading {path.name} cancelled")
+                chunk = fh.read(8 << 20)
+                if not chunk:
+                    break
+                data = pending + chunk if pending else chunk
+                cut = data.rfind(b"\n") + 1
+                if cut:
+                    builder.feed(data[:cut], final=False)
+                pending = data[cut:]
+                if progress is not None:
+                    progress(builder.size, max(builder.size, 1))
+    except OSError as exc:
+        raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
+    builder.tree.finish_orphans()
+
+
+def _load_uncached(
+    path: Path, size: int, progress: Callable[[int, int], None] | None, cancelled: Callable[[], bool] | None
+) -> tuple[SessionTree, SessionBuilder]:
     if size < PARALLEL_MIN_BYTES or not hasattr(os, "fork"):
         return load_session_progressive(path, progress, cancelled)
     try:

@@ -1,0 +1,72 @@
+"""The parsed-tree cache: a hit gives the same tree as a parse, growth reuses the prefix, changes miss."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+from pitree.store import tree_cache
+from pitree.store.session_file import load_session_fast, load_session_progressive
+from tests.sessions import assistant, chain, to_bytes, user
+
+
+def signature(tree) -> list:  # type: ignore[no-untyped-def]
+    return [(n.id, n.parent_id, n.line, n.offset, n.length, n.type, n.role, n.text, n.flags, n.est, n.usage, n.model,
+             n.meta, n.ts, n.parent.id if n.parent else None) for n in tree.nodes] + [
+        [(s.line, s.reason) for s in tree.skipped], tree.problems, tree.labels, tree.name, tree.header]
+
+
+@pytest.fixture
+def big(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(to_bytes(chain(300)) + b"garbage\n" + to_bytes([user("dup", "e0000299"), user("dup", "e0000001")], header=None))
+    return path
+
+
+def test_hit_equals_parse(big: Path) -> None:
+    first, _ = load_session_fast(big)
+    assert list((big.parent / "cache").iterdir())  # saved
+    cached = tree_cache.load_cached(big)
+    assert cached is not None
+    again, builder = load_session_fast(big)
+    fresh, fresh_builder = load_session_progressive(big)
+    assert signature(again) == signature(fresh) == signature(first)
+    assert (builder.size, builder.next_line) == (fresh_builder.size, fresh_builder.next_line)
+
+
+def test_growth_reuses_prefix_and_parses_the_rest(big: Path) -> None:
+    load_session_fast(big)
+    with open(big, "ab") as fh:
+        fh.write(orjson.dumps(assistant("new1", "dup", "appended")) + b"\n")
+    tree, _ = load_session_fast(big)
+    assert tree.leaf.id == "new1" and signature(tree) == signature(load_session_progressive(big)[0])
+
+
+@pytest.mark.parametrize("change", ["rewrite_same_size", "shrink", "replace"])
+def test_changed_file_misses(big: Path, change: str) -> None:
+    load_session_fast(big)
+    data = big.read_bytes()
+    if change == "rewrite_same_size":
+        big.write_bytes(data.replace(b'"u0"', b'"U0"'))
+    elif change == "shrink":
+        big.write_bytes(data[: data.index(b"\n", len(data) // 2) + 1])
+    else:
+        tmp = big.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, big)
+    assert tree_cache.load_cached(big) is None
+    assert signature(load_session_fast(big)[0]) == signature(load_session_progressive(big)[0])
+
+
+def test_disabled_and_corrupt_cache(big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    load_session_fast(big)
+    for f in (big.parent / "cache").iterdir():
+        f.write_bytes(b"not marshal")
+    assert tree_cache.load_cached(big) is None
+    monkeypatch.setenv("PITREE_NO_CACHE", "1")
+    assert tree_cache.cache_dir() is None
