@@ -1,0 +1,62 @@
+"""The installed console script in a real terminal: tmux runs `pitree`, we type and read the screen."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+PITREE = Path(sys.executable).with_name("pitree")
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None or not PITREE.exists(), reason="needs tmux and the installed pitree script")
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=20).stdout
+
+
+def screen_until(name: str, text: str, timeout: float = 20.0) -> str:
+    deadline = time.monotonic() + timeout
+    shown = ""
+    while time.monotonic() < deadline:
+        shown = tmux("capture-pane", "-p", "-t", name)
+        if text in shown:
+            return shown
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} not on screen; screen was:\n{shown}")
+
+
+@pytest.fixture
+def session_name():  # type: ignore[no-untyped-def]
+    name = f"pitree-test-{uuid.uuid4().hex[:8]}"
+    yield name
+    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def test_demo_in_a_real_terminal(session_name: str, tmp_path: Path) -> None:
+    env = {**os.environ, "TERM": "xterm-256color", "HOME": str(tmp_path)}
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session_name, "-x", "150", "-y", "45", f"{PITREE} --demo; sleep 30"],
+        check=True, env=env,
+    )
+    shown = screen_until(session_name, "← leaf")
+    assert "weather-cli: caching & retries" in shown and "57 entries" in shown
+    assert "[compaction: 48.2k" in shown
+    tmux("send-keys", "-t", session_name, "C-u")
+    screen_until(session_name, "[user-only]")
+    tmux("send-keys", "-t", session_name, "C-d")
+    tmux("send-keys", "-t", session_name, "/")
+    time.sleep(0.3)
+    tmux("send-keys", "-t", session_name, "-l", "cache.py")
+    screen_until(session_name, "matches")
+    tmux("send-keys", "-t", session_name, "Enter")
+    tmux("send-keys", "-t", session_name, "q")
+    deadline = time.monotonic() + 10
+    while "← leaf" in tmux("capture-pane", "-p", "-t", session_name) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "← leaf" not in tmux("capture-pane", "-p", "-t", session_name)  # q quit the app
