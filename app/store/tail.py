@@ -30,8 +30,9 @@ class TailEvent:
     """What one `Tailer.poll` found.
 
     - `append`: `data` is one or more complete lines (each ends in b"\\n"), starting at file `offset`.
-    - `unchanged`: nothing new.
-    - `waiting`: only part of a line arrived; it is held and returned with the rest once complete.
+    - `unchanged`: nothing new, and no partial line held.
+    - `waiting`: no complete line, but part of one is held (it arrived now or earlier, or the file ends
+      in a torn line); it is returned with the rest once its newline is there.
     - `reset`: the file shrank, was replaced (new inode or device) or rewritten in place; what the caller
       has is stale. The tailer forgot everything: the next `read_initial` (or `poll`) starts at byte 0.
     - `missing`: the file does not exist (now). If it reappears, the next poll says `reset`
@@ -82,15 +83,10 @@ class Tailer:
         identity are then taken from the file as it is now."""
         self.path = Path(path)
         self._clear()
-        try:
-            st = os.stat(self.path)
-        except (FileNotFoundError, NotADirectoryError):
-            self._missing = True
-            return
-        except OSError:
-            return  # poll() reports the error
         if offset > 0:
-            self._adopt(st, offset)
+            self._adopt(offset)
+        elif not os.path.lexists(self.path):
+            self._missing = True
 
     # -- state --------------------------------------------------------------------------------------
 
@@ -102,14 +98,18 @@ class Tailer:
         self._pending = bytearray()  # bytes after `_offset` with no newline among them
         self._missing = False  # the file was missing at construction or at the last poll
 
-    def _adopt(self, st: os.stat_result, offset: int) -> None:
+    def _adopt(self, offset: int) -> None:
         start = max(0, offset - FINGERPRINT)
         try:
             with open(self.path, "rb") as fh:
+                st = os.fstat(fh.fileno())
                 fh.seek(start)
                 tail = fh.read(offset - start)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
+            self._missing = True
             return
+        except OSError:
+            return  # poll() reports it
         self._ident = (st.st_ino, st.st_dev)
         self._size = st.st_size
         # A file shorter than `offset` keeps `_offset` past its end, so the first poll reports a reset.
@@ -211,7 +211,7 @@ class Tailer:
         new = self._read_rest(fh)
         self._size = max(st.st_size, pos + len(new))
         if not new:
-            return TailEvent("unchanged")
+            return TailEvent("waiting" if self._pending else "unchanged")
         self._fingerprint = (self._fingerprint + new[-FINGERPRINT:])[-FINGERPRINT:]
         cut = new.rfind(b"\n") + 1
         if cut == 0:

@@ -15,7 +15,8 @@ import asyncio
 import contextlib
 import os
 import platform
-from collections.abc import AsyncIterator, Callable
+import stat
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
 
 import watchfiles
@@ -25,7 +26,7 @@ STEP_MS = 10
 """How often watchfiles' Rust loop looks at what the OS reported; a change is yielded 1-2 steps later."""
 
 POLL_DELAY_MS = 50
-"""Stat interval when polling instead of OS events (forced, WSL, no inotify); WATCHFILES_POLL_DELAY_MS wins."""
+"""Stat interval when polling instead of OS events (forced, WSL, no inotify); WATCHFILES_POLL_DELAY_MS wins"""
 
 WAIT_TIMEOUT_MS = 1000
 """While waiting for a folder to appear, look again at least this often in case an event was missed."""
@@ -41,9 +42,7 @@ def _ident(folder: Path) -> tuple[int, int] | None:
         st = os.stat(folder)
     except OSError:
         return None
-    if not os.path.isdir(folder):
-        return None
-    return (st.st_ino, st.st_dev)
+    return (st.st_ino, st.st_dev) if stat.S_ISDIR(st.st_mode) else None
 
 
 def _spellings(folder: Path, name: str | None = None) -> set[str]:
@@ -80,10 +79,12 @@ async def _watch_dir(
     *,
     debounce_ms: int,
     timeout_ms: int,
-) -> AsyncIterator[_Batch]:
+) -> AsyncGenerator[_Batch, None]:
     """Batches of changes directly inside `root`; ends when `stop_event` is set. Raises what awatch raises."""
-    # awatch waits in a thread that cancellation cannot interrupt; it does look at its stop event every
-    # step, so a private one (set from the caller's, or when we are cancelled or closed) ends it in 10 ms.
+    # awatch waits in a worker thread, looking at its stop event every step. Its next batch is awaited
+    # as a separate task (shielded), so that however we leave (stop, cancel, close, or a switch right
+    # after the ready batch) we can set a private stop event and wait the ~10 ms for that thread to end,
+    # rather than leave it blocked until its timeout (none when poll_fallback is off).
     local = asyncio.Event()
     follower: asyncio.Task[bool] | None = None
     if stop_event is not None:
@@ -132,23 +133,21 @@ async def _wait_for_dir(folder: Path, stop_event: asyncio.Event | None) -> None:
         child = ancestor / folder.relative_to(ancestor).parts[0]
         ancestor_ident = _ident(ancestor)
         names = _spellings(ancestor, child.name) | _spellings(ancestor)
+        watch = _watch_dir(
+            ancestor, names.__contains__, stop_event, debounce_ms=STEP_MS, timeout_ms=WAIT_TIMEOUT_MS
+        )
         try:
-            async for _batch in _watch_dir(
-                ancestor,
-                names.__contains__,
-                stop_event,
-                debounce_ms=STEP_MS,
-                timeout_ms=WAIT_TIMEOUT_MS,
-            ):
-                if _ident(child) is not None or _ident(ancestor) != ancestor_ident:
-                    break  # one level closer (or the ancestor went): choose what to watch again
+            async with contextlib.aclosing(watch) as batches:
+                async for _batch in batches:
+                    if _ident(child) is not None or _ident(ancestor) != ancestor_ident:
+                        break  # one level closer (or the ancestor went): choose what to watch again
         except (OSError, RuntimeError):
             # An ancestor we may not watch (permissions, OS watch limits): look again now and then.
             await _pause(stop_event, WAIT_TIMEOUT_MS / 1000)
 
 
 def _polling_wanted(force_polling: bool | None) -> bool:
-    """watchfiles' own rule for `force_polling=None`: the WATCHFILES_FORCE_POLLING variable, else only on WSL."""
+    """watchfiles' rule for `force_polling=None`: the WATCHFILES_FORCE_POLLING variable, else only on WSL."""
     if force_polling is not None:
         return force_polling
     env = os.getenv("WATCHFILES_FORCE_POLLING")
@@ -171,7 +170,7 @@ def _file_state(path: Path) -> tuple[int, int, int, int] | None:
     return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns)
 
 
-async def _poll_file(path: Path, stop_event: asyncio.Event | None) -> AsyncIterator[set[str]]:
+async def _poll_file(path: Path, stop_event: asyncio.Event | None) -> AsyncGenerator[set[str], None]:
     """Polling without OS events: stat the file itself every few tens of milliseconds.
 
     Not watchfiles' PollWatcher: it compares modification times in whole seconds, so a second append
@@ -204,15 +203,16 @@ async def watch_file(
     debounce_ms: int = 10,
     poll_fallback: float | None = 1.0,
     force_polling: bool | None = None,
-) -> AsyncIterator[set[str]]:
+) -> AsyncGenerator[set[str], None]:
     """Yield a set of change kinds ("added", "modified", "deleted") whenever `path` may have changed.
 
     An empty set means "nothing specific seen, look anyway": it comes once each time a watch is put in
     place (at the start, when the folder appears or comes back), so nothing that happened before the
     watch existed is missed, and after each `poll_fallback` seconds without events (None or 0: never),
-    for file systems whose events can be missed. Changes within `debounce_ms` of each other come as one
-    batch. A folder removed while watched yields {"deleted"} and is waited for again. Ends when
-    `stop_event` is set; cancelling the consuming task ends it within about 10 ms.
+    for file systems whose events can be missed. A batch gathers changes until a 10 ms step passes with
+    no new kind of change, for at most `debounce_ms`: a burst of appends comes as a few batches, each
+    about 20 ms after its first append. A folder removed while watched yields {"deleted"} and is waited
+    for again. Ends when `stop_event` is set; cancelling the consuming task ends it within about 10 ms.
 
     `force_polling` means what it means to watchfiles (None: poll only on WSL or when
     WATCHFILES_FORCE_POLLING says so), but the polling is done here, by stat-ing the file every 50 ms
@@ -229,28 +229,27 @@ async def watch_file(
             continue
         targets = _spellings(folder, path.name)
         wanted = targets | _spellings(folder)  # the folder itself too, to hear of its removal
+        watch = _watch_dir(
+            folder, wanted.__contains__, stop_event, debounce_ms=debounce_ms, timeout_ms=timeout_ms
+        )
         try:
-            async for batch in _watch_dir(
-                folder,
-                wanted.__contains__,
-                stop_event,
-                debounce_ms=debounce_ms,
-                timeout_ms=timeout_ms,
-            ):
-                if batch is None:
-                    yield set()
-                    continue
-                kinds = {kind for kind, p in batch if p in targets}
-                now = _ident(folder)
-                if now != ident:
-                    yield (kinds | {"deleted"}) if now is None else kinds
-                    break
-                if kinds or not batch:
-                    yield kinds
+            async with contextlib.aclosing(watch) as batches:
+                async for batch in batches:
+                    if batch is None:
+                        yield set()
+                        continue
+                    kinds = {kind for kind, p in batch if p in targets}
+                    now = _ident(folder)
+                    if now != ident:
+                        yield (kinds | {"deleted"}) if now is None else kinds
+                        break
+                    if kinds or not batch:
+                        yield kinds
         except (OSError, RuntimeError):
             if _ident(folder) != ident:
                 continue  # the folder went while the watch was being set up
             polling = True
     if polling and not _stopped(stop_event):
-        async for kinds in _poll_file(path, stop_event):
-            yield kinds
+        async with contextlib.aclosing(_poll_file(path, stop_event)) as polled:
+            async for kinds in polled:
+                yield kinds
