@@ -1,138 +1,249 @@
-"""`EntryView`: the selected entry in full (right pane), read from its byte offset in a worker.
+"""`EntryView`: the selected entry in full (the right pane), read back from its byte offset in a worker.
 
-Markdown for assistant text, collapsible thinking, tool calls and results, images as placeholders,
-usage, timestamps and ids; `toggle_raw` shows the stored line pretty-printed.
+`show(node, tree, reader)` puts the header (from the compact `Node`) and "loading…" up at once; a thread
+worker re-reads the entry, builds its parts with `pitree.tui.render` and posts them back; a second
+message brings the tiktoken count. `toggle_raw()` switches to the stored line pretty-printed (the mode
+stays on for the next entries until toggled off). Folds become collapsed `Collapsible`s, so long output
+costs nothing until it is opened.
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
-import orjson
 from pitree.session.entries import Node
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, SessionFileError
 from pitree.summary.tokens import count_text
-from pitree.tui.render import MAX_CHARS, entry_parts, header
+from pitree.tui.render import Fold, Part, entry_parts, header, raw_parts, token_text
 from rich.console import RenderableType
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
-from textual.containers import VerticalScroll
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 from textual.worker import get_current_worker
 
+TOKEN_CHUNK = 16_000  # characters per tiktoken call: it holds the GIL, so the UI waits for one chunk at most
+
+
+def count_tokens(text: str, cancelled: Callable[[], bool] = lambda: False) -> int | None:
+    """Exact cl100k count of `text`, a chunk at a time; None as soon as `cancelled()` turns true.
+
+    Chunks end after a newline followed by a non-space character: no tiktoken piece spans such a
+    boundary, so the sum equals the count of the whole text. Between chunks the thread sleeps for a moment
+    so the event loop gets the GIL back.
+    """
+    total = 0
+    start = 0
+    size = len(text)
+    while start < size:
+        if cancelled():
+            return None
+        end = start + TOKEN_CHUNK
+        if end < size:
+            end = _chunk_end(text, start, end)
+        total += count_text(text[start:end])
+        start = end
+        if start < size:
+            time.sleep(0.0005)
+    return total
+
+
+def _chunk_end(text: str, start: int, end: int) -> int:
+    pos = end
+    while True:
+        pos = text.rfind("\n", start, pos)
+        if pos <= start:
+            return end if pos < 0 or pos == start else pos + 1
+        if not text[pos + 1].isspace():
+            return pos + 1
+
 
 class EntryView(VerticalScroll, can_focus=True):
-    """Shows one entry. The app calls `show`; the heavy read happens in a thread worker."""
+    """Shows one entry in full. The app calls `show` on every selection and `toggle_raw` for `r`."""
 
     DEFAULT_CSS = """
     EntryView { padding: 0 1; background: $surface; }
-    EntryView > Static { margin-bottom: 1; }
-    EntryView > Collapsible { margin-bottom: 1; }
+    EntryView > #entry-head { margin-bottom: 1; border-bottom: solid $primary-background; }
+    EntryView > #entry-body { height: auto; }
+    EntryView #entry-body > Static { margin-bottom: 1; }
+    EntryView #entry-body > Collapsible { margin-bottom: 1; padding-bottom: 0; }
+    EntryView .loading { color: $text-muted; text-style: italic; }
     """
 
-    class Rendered(Message):
-        """Posted by the worker with what to show for an entry."""
+    class Loaded(Message, bubble=False):
+        """Posted by the worker when an entry's parts are ready."""
 
-        def __init__(self, node: Node, parts: list[Any], head: Text) -> None:
-            self.node, self.parts, self.head = node, parts, head
+        def __init__(self, request: int, parts: list[Part], stop_reason: Any, counting: bool,
+                     painted: threading.Event) -> None:
+            self.request, self.parts, self.stop_reason, self.counting = request, parts, stop_reason, counting
+            self.painted = painted  # set once the parts are on screen
+            super().__init__()
+
+    class Counted(Message, bubble=False):
+        """Posted by the worker when the tiktoken count is done."""
+
+        def __init__(self, request: int, tokens: int) -> None:
+            self.request, self.tokens = request, tokens
             super().__init__()
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.node: Node | None = None
-        self.stree: SessionTree | None = None
-        self.reader: EntryReader | None = None
         self.raw = False
+        self.loading = False  # true from `show` until the worker's parts are on screen
+        self.tokens: int | str | None = None  # tiktoken count of the shown entry ("counting…" meanwhile)
+        self._tree: SessionTree | None = None
+        self._reader: EntryReader | None = None
+        self._request = 0  # bumped by every show, so a late worker result for an older one is dropped
+        self._stop_reason: Any = None
+        self._fold_bodies: dict[Collapsible, tuple[RenderableType, ...]] = {}  # folds not opened yet
+        self._ready = False  # composed children exist (a `show` before that waits for on_mount)
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("No entry selected.", "dim"), id="entry-head", markup=False)
+        yield Vertical(id="entry-body")
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self.set_interval(30, self._tick, name="entry relative time")
+        if self.node is not None:
+            self._load_current()
+
+    # ---- the app's API ------------------------------------------------------------------------------------
 
     def show(self, node: Node | None, tree: SessionTree, reader: EntryReader) -> None:
-        self.node, self.stree, self.reader = node, tree, reader
-        self.remove_children()
-        if node is None:
-            self.mount(Static(Text("No entry selected.", "dim")))
+        """Show `node` (None: nothing). Re-showing the shown entry only refreshes its header."""
+        same = node is not None and node is self.node and reader is self._reader and tree is self._tree
+        self.node, self._tree, self._reader = node, tree, reader
+        if same:
+            if not self.loading:
+                self._update_head()  # a label, the leaf or "… ago" may have changed; the entry has not
             return
-        self.mount(Static(Text(f"loading line {node.line} …", "dim")))
-        self._load(node, tree, reader, self.raw)
+        self._load_current()
 
     def toggle_raw(self) -> None:
+        """Switch between the rendered entry and its stored line, pretty-printed."""
         self.raw = not self.raw
-        if self.node is not None and self.stree is not None and self.reader is not None:
-            self.show(self.node, self.stree, self.reader)
+        self._load_current()
 
-    @work(thread=True, exclusive=True, group="entry", description="Reading entry", exit_on_error=False)
-    def _load(self, node: Node, tree: SessionTree, reader: EntryReader, raw: bool) -> None:
+    # ---- loading ------------------------------------------------------------------------------------------
+
+    def _load_current(self) -> None:
+        if not self._ready:
+            return  # on_mount shows it
+        self._request += 1
+        self._stop_reason = None
+        self.tokens = None
+        node, tree, reader = self.node, self._tree, self._reader
+        if node is None or tree is None or reader is None:
+            self.loading = False
+            self.workers.cancel_group(self, "entry")
+            self.query_one("#entry-head", Static).update(Text("No entry selected.", "dim"))
+            self._set_body([])
+            return
+        self.loading = True
+        self._update_head()
+        self._set_body([Static(Text(f"loading line {node.line:,} …"), classes="loading", markup=False)])
+        self._load(self._request, node, tree, reader, self.raw)
+
+    @work(thread=True, exclusive=True, group="entry", description="reading the selected entry",
+          exit_on_error=False)
+    def _load(self, request: int, node: Node, tree: SessionTree, reader: EntryReader, raw: bool) -> None:
         worker = get_current_worker()
-        parts: list[Any]
-        tiktoken: int | None = None
+        entry: Any = None
+        stop_reason: Any = None
         try:
             if raw:
-                parts = [self._raw_view(reader.raw(node))]
+                parts = raw_parts(reader.raw(node))
             else:
                 entry = reader.entry(node)
-                tool_path = self._tool_path(tree, node)
-                parts = entry_parts(entry, tool_path)
-                if node.est < MAX_CHARS // 4:
-                    tiktoken = count_text(_text_of(entry))
+                parts = entry_parts(entry, tree)
+                msg = entry.get("message")
+                if isinstance(msg, dict) and msg.get("role") == "assistant":
+                    stop_reason = msg.get("stopReason")
         except SessionFileError as exc:
             parts = [Text(make_safe(str(exc)), "bold red")]
+        except Exception as exc:  # a bad entry must never take the explorer down
+            parts = [Text(f"pitree could not show this entry ({type(exc).__name__}: {make_safe(str(exc))})",
+                          "bold red")]
+        if not raw and entry is None:
+            parts.append(Text("the raw line may still show (r)", "dim"))
+        text = token_text(entry)
+        entry = None  # a 50 MB entry should not outlive its parts
         if worker.is_cancelled:
             return
-        self.post_message(self.Rendered(node, parts, header(node, tree, tiktoken)))
+        painted = threading.Event()
+        self.post_message(self.Loaded(request, parts, stop_reason, counting=bool(text), painted=painted))
+        if text:
+            # Counting holds the GIL in bursts; start once the entry is on screen so it never delays that.
+            while not painted.wait(0.05):
+                if worker.is_cancelled:
+                    return
+            tokens = count_tokens(text, lambda: worker.is_cancelled)
+            if tokens is not None and not worker.is_cancelled:
+                self.post_message(self.Counted(request, tokens))
 
-    @staticmethod
-    def _tool_path(tree: SessionTree, node: Node) -> str | None:
-        if node.role != "toolResult":
-            return None
-        call = tree.calls.get((node.meta or {}).get("toolCallId"))  # type: ignore[arg-type]
-        if call and call.startswith("[read: "):
-            return call[len("[read: ") : -1].split(":")[0]
-        return None
-
-    @staticmethod
-    def _raw_view(raw: bytes) -> RenderableType:
-        try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            text = raw[:MAX_CHARS].decode("utf-8", "replace")
-            return Text(f"this line does not parse: {exc}\n\n", "bold red") + Text(make_safe(text))
-        pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-        note = ""
-        if len(pretty) > MAX_CHARS:
-            note = f"\n… {len(pretty) - MAX_CHARS:,} more characters"
-            pretty = pretty[:MAX_CHARS]
-        return Syntax(make_safe(pretty) + note, "json", theme="ansi_dark", word_wrap=True)
-
-    def on_entry_view_rendered(self, message: Rendered) -> None:
-        if message.node is not self.node:
+    def on_entry_view_loaded(self, message: Loaded) -> None:
+        if message.request != self._request:
+            message.painted.set()
             return
-        self.remove_children()
-        widgets: list[Static | Collapsible] = [Static(message.head, classes="entry-head")]
-        if self.raw:
-            widgets.append(Static(Text("raw line (r to go back)", "dim italic")))
-        for part in message.parts:
-            if isinstance(part, tuple) and part and part[0] == "thinking":
-                thinking = part[1]
-                body = Static(Text(make_safe(thinking[:MAX_CHARS]), "italic dim"))
-                widgets.append(Collapsible(body, title=f"thinking ({len(thinking):,} chars)", collapsed=True))
-            else:
-                widgets.append(Static(part))
-        self.mount_all(widgets)
+        self.loading = False
+        self._stop_reason = message.stop_reason
+        self.tokens = "counting…" if message.counting else None
+        self._update_head()
+        self._set_body([self._widget(part) for part in message.parts])
         self.scroll_home(animate=False)
+        self.call_after_refresh(message.painted.set)
+
+    def on_entry_view_counted(self, message: Counted) -> None:
+        if message.request == self._request:
+            self.tokens = message.tokens
+            self._update_head()
+
+    # ---- drawing ------------------------------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        if not self.loading:
+            self._update_head()
+
+    def _update_head(self) -> None:
+        if self.node is None or self._tree is None:
+            return
+        head = header(self.node, self._tree, stop_reason=self._stop_reason, tokens=self.tokens)
+        if self.raw:
+            head.append("\nraw line as stored (r: back to the entry view)", "bold yellow")
+        self.query_one("#entry-head", Static).update(head)
+
+    def _widget(self, part: Part) -> Widget:
+        if not isinstance(part, Fold):
+            return Static(part, markup=False)
+        if not part.collapsed:
+            return Collapsible(*(Static(p, markup=False) for p in part.body), title=part.title,
+                               collapsed=False)
+        # A collapsed body is mounted when first opened: Textual measures hidden children too.
+        fold = Collapsible(title=part.title, collapsed=True)
+        self._fold_bodies[fold] = part.body
+        return fold
+
+    def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
+        body = self._fold_bodies.pop(event.collapsible, None)
+        if body is not None:
+            contents = event.collapsible.query_one(Collapsible.Contents)
+            contents.mount_all([Static(p, markup=False) for p in body])
+
+    def _set_body(self, widgets: list[Widget]) -> None:
+        body = self.query_one("#entry-body", Vertical)
+        body.remove_children()
+        self._fold_bodies = {fold: b for fold, b in self._fold_bodies.items() if fold in widgets}
+        if widgets:
+            body.mount_all(widgets)
 
 
-def _text_of(entry: dict[str, Any]) -> str:
-    """The text of an entry for a token count (message content, summaries)."""
-    from pitree.summary.tokens import llm_text
-
-    msg = entry.get("message")
-    if isinstance(msg, dict):
-        if msg.get("role") == "bashExecution":
-            return f"{msg.get('command') or ''}\n{msg.get('output') or ''}"
-        return llm_text(msg)
-    summary = entry.get("summary")
-    if isinstance(summary, str):
-        return summary
-    return llm_text({"content": entry.get("content")})

@@ -97,6 +97,7 @@ class PitreeApp(App[int]):
         self.live: LiveSession | None = None
         self.follow_off = False  # set by `f`: stay put even on the leaf
         self._entry_timer: Timer | None = None
+        self._select_after_append: str | None = None
 
     # ---- composition -------------------------------------------------------------------------------------
 
@@ -231,6 +232,13 @@ class PitreeApp(App[int]):
         view = self.tree_view
         new_leaf = tree.leaf
         extends = old_leaf is None or (new_leaf is not None and old_leaf in tree.branch(new_leaf))
+        ours = self._select_after_append
+        if ours is not None and tree.get(ours) is not None:
+            # The entry pitree itself just appended (a jump or a label): show where Pi will continue.
+            self._select_after_append = None
+            view.show_tree(tree, select_id=ours)
+            self._update_status()
+            return
         view.show_tree(tree, select_id=new_leaf.id if (was_following and new_leaf) else None)
         if not extends and new_leaf is not None:
             self.notify(
@@ -416,6 +424,7 @@ class PitreeApp(App[int]):
             self.notify(str(exc), title="nothing written", severity="error", timeout=10)
             return
         self.follow_off = False
+        self._select_after_append = entry["id"] if entry["type"] != "label" else None
         if live is not None:
             self.call_later(live.check)
         self.notify(f"appended {entry['type']} {entry['id']}: Pi continues here on `pi --session`")

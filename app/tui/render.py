@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 from markdown_it.token import Token
-from pitree.session.entries import FROM_HOOK, SYNTHETIC_ID, Node
+from pitree.session.entries import FROM_HOOK, SYNTHETIC_ID, Node, parse_timestamp
 from pitree.session.text import as_str, make_safe
 from pitree.session.tree import SessionTree
 from pitree.summary.tokens import llm_text
@@ -72,8 +72,8 @@ def cut(text: str, limit: int = MAX_CHARS) -> tuple[str, int]:
     return text[:limit], len(text) - limit
 
 
-def _left_out(chars: int) -> Text:
-    return Text(f"… {chars:,} more characters not shown", "dim italic")
+def _note(left_out: int, unit: str = "characters") -> Text | None:
+    return Text(f"… {left_out:,} more {unit} not shown", "dim italic") if left_out else None
 
 
 def highlighted(code: str, lexer: str | None, style: str = "") -> Text:
@@ -102,13 +102,13 @@ def _split_head(text: str, lines: int, chars: int) -> tuple[str, str]:
 def folded(title: str, value: Any, lexer: str | None = None, style: str = "") -> Fold:
     """All of `value` (up to MAX_CHARS) in a Fold, highlighted unless it is long."""
     kept, left_out = cut(as_str(value))
-    return _fold(title, make_safe(kept), left_out, lexer, style)
+    return _fold(title, make_safe(kept), _note(left_out), lexer, style)
 
 
-def _fold(title: str, safe: str, left_out: int, lexer: str | None, style: str = "") -> Fold:
+def _fold(title: str, safe: str, note: Text | None, lexer: str | None, style: str = "") -> Fold:
     body: list[RenderableType] = [highlighted(safe, lexer if len(safe) <= HIGHLIGHT_MAX else None, style)]
-    if left_out:
-        body.append(_left_out(left_out))
+    if note is not None:
+        body.append(note)
     return Fold(title, tuple(body))
 
 
@@ -122,13 +122,18 @@ def fold_text(
 ) -> list[Part]:
     """Long output: its first lines shown, the rest (up to MAX_CHARS) in a Fold titled "… N more lines"."""
     kept, left_out = cut(as_str(value))
-    head, rest = _split_head(make_safe(kept), head_lines, head_chars)
+    return _head_and_fold(make_safe(kept), _note(left_out), lexer, style, head_lines, head_chars)
+
+
+def _head_and_fold(safe: str, note: Text | None, lexer: str | None, style: str = "",
+                   head_lines: int = HEAD_LINES, head_chars: int = HEAD_CHARS) -> list[Part]:
+    head, rest = _split_head(safe, head_lines, head_chars)
     parts: list[Part] = [highlighted(head, lexer, style)]
     if rest:
         lines = rest.count("\n") + (0 if rest.endswith("\n") else 1)
-        parts.append(_fold(f"… {lines:,} more line{'s' if lines != 1 else ''}", rest, left_out, lexer, style))
-    elif left_out:
-        parts.append(_left_out(left_out))
+        parts.append(_fold(f"… {lines:,} more line{'s' if lines != 1 else ''}", rest, note, lexer, style))
+    elif note is not None:
+        parts.append(note)
     return parts
 
 
@@ -162,22 +167,27 @@ def markdown(value: Any) -> list[Part]:
     parts: list[Part] = [SafeMarkdown(kept)]
     if rest:
         lines = rest.count("\n") + 1
-        parts.append(_fold(f"… {lines:,} more lines (plain text)", make_safe(rest), left_out, None))
+        parts.append(_fold(f"… {lines:,} more lines (plain text)", make_safe(rest), _note(left_out), None))
     elif left_out:
-        parts.append(_left_out(left_out))
+        parts.append(Text(f"… {left_out:,} more characters not shown", "dim italic"))
     return parts
 
 
-def json_text(value: Any) -> str:
+def json_text(value: Any, limit: int = MAX_CHARS) -> tuple[str, int]:
+    """`value` as indented JSON, cut at `limit` bytes (never decoding more), and how many bytes were cut."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+        data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except TypeError:
-        return as_str(value)
+        data = as_str(value).encode("utf-8", "replace")
+    if len(data) <= limit:
+        return data.decode("utf-8", "replace"), 0
+    return data[:limit].decode("utf-8", "ignore"), len(data) - limit
 
 
-def json_view(value: Any, **fold: Any) -> list[Part]:
+def json_view(value: Any, *, head_lines: int = HEAD_LINES, head_chars: int = HEAD_CHARS) -> list[Part]:
     """A JSON value pretty-printed and highlighted, folded when long."""
-    return fold_text(json_text(value), "json", **fold)
+    text, left_out = json_text(value)
+    return _head_and_fold(make_safe(text), _note(left_out, "bytes"), "json", "", head_lines, head_chars)
 
 
 # ---- the header -------------------------------------------------------------------------------------------
@@ -308,7 +318,9 @@ def _num(value: Any, cost: bool = False) -> Text:
         return safe_text(value, "red" if value is not None else "dim", one_line=True)
     if cost:
         return Text(f"${value:,.4f}")
-    return Text(f"{value:,}" if isinstance(value, int) or value.is_integer() else f"{value:,.2f}")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return Text(f"{value:,}" if isinstance(value, int) else f"{value:,.2f}")
 
 
 def usage_table(usage: Any) -> RenderableType:
@@ -339,24 +351,24 @@ def assistant_parts(msg: dict[str, Any]) -> list[Part]:
         out += [Text(f"content is a {type(content).__name__}: ", "red"), *json_view(content)]
     for block in blocks:
         btype = block.get("type") if isinstance(block, dict) else None
-        if btype == "text":
-            out.extend(markdown(block.get("text")))  # type: ignore[union-attr]
+        if not isinstance(block, dict) or btype not in ("text", "thinking", "toolCall", "image"):
+            out.extend(_other_block(block))
+        elif btype == "text":
+            out.extend(markdown(block.get("text")))
         elif btype == "thinking":
-            thinking = as_str(block.get("thinking"))  # type: ignore[union-attr]
+            thinking = as_str(block.get("thinking"))
             fold = folded(f"thinking ({len(thinking):,} chars)", thinking, style="italic")
-            if block.get("redacted"):  # type: ignore[union-attr]
+            if block.get("redacted"):
                 fold = Fold(fold.title, (Text("(redacted by the provider)", "dim"), *fold.body))
             out.append(fold)
         elif btype == "toolCall":
-            title = Text("tool call ", "bold") + safe_text(block.get("name"), "bold cyan", one_line=True)  # type: ignore[union-attr]
+            title = Text("tool call ", "bold") + safe_text(block.get("name"), "bold cyan", one_line=True)
             title.append("  ")
-            title.append_text(safe_text(block.get("id"), "dim", one_line=True))  # type: ignore[union-attr]
+            title.append_text(safe_text(block.get("id"), "dim", one_line=True))
             out.append(title)
-            out.extend(json_view(block.get("arguments")))  # type: ignore[union-attr]
-        elif btype == "image":
-            out.append(image_placeholder(block))  # type: ignore[arg-type]
+            out.extend(json_view(block.get("arguments")))
         else:
-            out.extend(_other_block(block))
+            out.append(image_placeholder(block))
     if content is None or content == []:
         out.append(Text("(no content)" if content is None else "(empty content)", "dim italic"))
     error = msg.get("errorMessage")
@@ -537,7 +549,8 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
             parts.extend(fold_text(details["diff"], "diff"))
             details = {k: v for k, v in details.items() if k != "diff"}
         if details:
-            parts.append(folded("details (JSON)", json_text(details), "json"))
+            text, left_out = json_text(details)
+            parts.append(_fold("details (JSON)", make_safe(text), _note(left_out, "bytes"), "json"))
         known = {"role", "toolName", "isError", "toolCallId", "content", "details", "timestamp"}
         return parts + extra_fields(msg, known)
     if role == "bashExecution":
@@ -565,10 +578,44 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
     return parts + extra_fields(msg, {"role", "content", "customType", "timestamp"})
 
 
+def _common_fields(entry: dict[str, Any]) -> list[Part]:
+    """id, parentId and timestamp when missing or wrong (when they are fine, the header shows them)."""
+    out: list[Part] = []
+    for key, ok in (("id", isinstance(entry.get("id"), str)),
+                    ("parentId", entry.get("parentId") is None or isinstance(entry.get("parentId"), str)),
+                    ("timestamp", math.isfinite(parse_timestamp(entry.get("timestamp"))))):
+        if not ok:
+            value = entry.get(key)
+            out.append(label(key, value, "bold red") if key in entry else Text(f"{key}: (missing)", "red"))
+    return out
+
+
 def entry_parts(entry: Any, tree: SessionTree | None = None) -> list[Part]:
     """Everything about one entry, as parts for the view. Never raises, whatever the field types."""
     if not isinstance(entry, dict):
         return [Text(f"this entry is a {type(entry).__name__}, not an object:", "red"), *json_view(entry)]
+    return _group(_entry_parts(entry, tree) + _common_fields(entry))
+
+
+def _group(parts: list[Part]) -> list[Part]:
+    """Runs of one-line Texts (ids, flags, short fields) become one Text, so the view keeps them together."""
+    out: list[Part] = []
+    run: Text | None = None
+    for part in parts:
+        if isinstance(part, Text) and "\n" not in part.plain:
+            if run is None:
+                run = part.copy()
+                out.append(run)
+            else:
+                run.append("\n")
+                run.append_text(part)
+            continue
+        run = None
+        out.append(part)
+    return out
+
+
+def _entry_parts(entry: dict[str, Any], tree: SessionTree | None) -> list[Part]:
     etype = entry.get("type")
     parts: list[Part]
     if etype == "message":
@@ -578,14 +625,14 @@ def entry_parts(entry: Any, tree: SessionTree | None = None) -> list[Part]:
                  Text("firstKeptEntryId: ", "dim") + _ref(tree, entry.get("firstKeptEntryId"))]
         if entry.get("fromHook"):
             parts.append(Text("written by an extension (fromHook)", "dim italic"))
-        parts += [Text("summary:", "dim"), *markdown(entry.get("summary")), *file_lists(entry.get("details"))]
+        parts += [*markdown(entry.get("summary")), *file_lists(entry.get("details"))]
         known = {"tokensBefore", "firstKeptEntryId", "fromHook", "summary", "details"}
         return parts + extra_fields(entry, _COMMON | known)
     if etype == "branch_summary":
         parts = [Text("fromId: ", "dim") + _ref(tree, entry.get("fromId"))]
         if entry.get("fromHook"):
             parts.append(Text("written by an extension (fromHook)", "dim italic"))
-        parts += [Text("summary:", "dim"), *markdown(entry.get("summary")), *file_lists(entry.get("details"))]
+        parts += [*markdown(entry.get("summary")), *file_lists(entry.get("details"))]
         return parts + extra_fields(entry, _COMMON | {"fromId", "fromHook", "summary", "details"})
     if etype == "custom_message":
         parts = [label("customType", entry.get("customType"), "bold")]
@@ -610,7 +657,7 @@ def raw_parts(raw: bytes) -> list[Part]:
         why = make_safe(str(exc), keep_newlines=False)
         return [Text(f"this line does not parse as JSON: {why}", "bold red"),
                 *fold_text(text, head_lines=200, head_chars=20_000)]
-    return [Text(f"raw line, {len(raw):,} bytes (r: back to the entry)", "dim italic"),
+    return [Text(f"the stored line ({len(raw):,} bytes), indented", "dim italic"),
             *json_view(value, head_lines=200, head_chars=12_000)]
 
 
