@@ -228,6 +228,7 @@ async def test_jump_with_extractive_summary(demo: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, JumpDialog))
         dialog = app.screen
         await until(pilot, lambda: dialog.job is not None)
+        await pilot.pause(0.2)  # the plan text just grew: let the layout settle before clicking
         await pilot.click("#summarize")
         await until(pilot, lambda: dialog.phase == "review")
         before = demo.read_bytes()
