@@ -14,6 +14,11 @@ from tests.sessions import write_session
 
 # Never the user's cache (~/.cache/pitree): subprocesses inherit this too.
 os.environ["PITREE_CACHE_DIR"] = tempfile.mkdtemp(prefix="pitree-test-cache-")
+# Nor the user's ~/.config/pitree/config.toml, nor their API keys.
+os.environ["PITREE_CONFIG"] = os.path.join(tempfile.mkdtemp(prefix="pitree-test-config-"), "config.toml")
+for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "PITREE_SUMMARIZER",
+             "PITREE_MODEL", "PITREE_TIMEOUT"):
+    os.environ.pop(_var, None)
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"

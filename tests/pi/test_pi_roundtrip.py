@@ -10,7 +10,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from pitree.report import context_report
 from pitree.store.session_file import load_session
 
@@ -47,9 +46,9 @@ def test_pi_reads_demo_as_pitree_does(pi, session: Path) -> None:  # type: ignor
 @pytest.mark.parametrize(
     ("target", "summary", "leaf_is_target"),
     [
-        ("1fe68e72", "extractive", True),  # an assistant entry: it becomes the leaf
-        ("489e4ae1", "extractive", False),  # a user message: its parent becomes the leaf, its text -> editor
-        ("afd9d5ab", "none", True),  # the abandoned branch's error, no summary: a marker entry
+        ("ae1a42a9", "extractive", True),  # an assistant entry: it becomes the leaf
+        ("20554e43", "extractive", False),  # a user message: its parent becomes the leaf, its text -> editor
+        ("c743aed4", "none", True),  # the abandoned branch's error, no summary: a marker entry
     ],
 )
 def test_branch_then_pi_continues_there(pi, session: Path, target: str, summary: str, leaf_is_target: bool) -> None:  # type: ignore[no-untyped-def]
@@ -69,25 +68,25 @@ def test_branch_then_pi_continues_there(pi, session: Path, target: str, summary:
     if summary == "none":
         assert appended["type"] == "custom" and seen["summaries"] == []
     else:
-        assert appended["type"] == "branch_summary" and appended["fromId"] == "3a5a1869"  # the abandoned old leaf
+        assert appended["type"] == "branch_summary" and appended["fromId"] == "40665560"  # the abandoned old leaf
         assert len(seen["summaries"]) == 1 and "## Goal" in seen["summaries"][0]
         assert seen["roles"][-1] == "branchSummary"
     if not leaf_is_target:
-        assert result["editorText"] == "Actually, make it a Rust CLI instead?"
+        assert result["editorText"].startswith("Let's build a small weather CLI: `weather now Berlin`")
 
 
 def test_label_round_trip(pi, session: Path) -> None:  # type: ignore[no-untyped-def]
-    pitree("label", str(session), "1fe68e72", "checkpoint", "--yes", "--json")
-    assert pi(session)["labels"]["1fe68e72"] == "checkpoint"
-    pitree("label", str(session), "1fe68e72", "--clear", "--yes", "--json")
-    assert "1fe68e72" not in pi(session)["labels"]
+    pitree("label", str(session), "ae1a42a9", "checkpoint", "--yes", "--json")
+    assert pi(session)["labels"]["ae1a42a9"] == "checkpoint"
+    pitree("label", str(session), "ae1a42a9", "--clear", "--yes", "--json")
+    assert "ae1a42a9" not in pi(session)["labels"]
 
 
 def test_torn_last_line_is_kept_apart(pi, session: Path) -> None:  # type: ignore[no-untyped-def]
     with open(session, "ab") as fh:
-        fh.write(b'{"type":"message","id":"torn0001","parentId":"3a5a1869"')
+        fh.write(b'{"type":"message","id":"torn0001","parentId":"40665560"')
     prefix = session.read_bytes()
-    result = pitree("branch", str(session), "--to", "1fe68e72", "--summary", "none", "--yes", "--json")
+    result = pitree("branch", str(session), "--to", "ae1a42a9", "--summary", "none", "--yes", "--json")
     data = session.read_bytes()
     assert data.startswith(prefix) and data[len(prefix) : len(prefix) + 1] == b"\n"
     assert pi(session)["leafId"] == result["appended"]["id"]

@@ -47,11 +47,11 @@ async def test_opens_at_the_leaf_and_moves(demo: Path) -> None:
     messages: list[object] = []
     async with app.run_test(size=(140, 40), message_hook=messages.append) as pilot:
         await until(pilot, lambda: app.stree is not None)
-        assert cursor(app) == "3a5a1869" and app.following
+        assert cursor(app) == "40665560" and app.following
         await pilot.press("up")
-        assert cursor(app) != "3a5a1869" and not app.following
+        assert cursor(app) != "40665560" and not app.following
         await pilot.press("home")
-        assert cursor(app) == "9e3779b1"
+        assert cursor(app) == "5e39d22d"
         await pilot.press("end")
         await pilot.press("pageup")
         assert any(isinstance(m, TreeView.Highlighted) for m in messages)
@@ -74,7 +74,7 @@ async def test_filters_and_cycle(demo: Path) -> None:
         await pilot.press("ctrl+a")
         # "all" still hides assistant turns that only call tools (Pi does too): their results show the calls.
         hidden = sum(1 for n in app.stree.nodes if n.flags & 1 and n is not app.stree.leaf)
-        assert view.filter_mode == "all" and len(view.shown) == 57 - hidden and hidden > 0
+        assert view.filter_mode == "all" and len(view.shown) == 88 - hidden and hidden > 0
         await pilot.press("ctrl+o")
         assert view.filter_mode == "default"
         await pilot.press("ctrl+l")
@@ -87,15 +87,15 @@ async def test_fold_and_branch_jumps(demo: Path) -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.stree is not None)
         view = app.query_one(TreeView)
-        view.select_id("be1e0823")  # the start of the abandoned cache branch (a fork child)
+        view.select_id("5b622433")  # the start of the abandoned cache branch (a fork child)
         total = len(view.shown)
         await pilot.press("ctrl+left")  # fold it
-        assert "be1e0823" in view.folded and len(view.shown) == total - 5
+        assert "5b622433" in view.folded and len(view.shown) == total - 4
         await pilot.press("ctrl+right")  # unfold
         assert not view.folded and len(view.shown) == total
-        view.select_id("afd9d5ab")  # inside the branch: Ctrl+← jumps up to the branch start
+        view.select_id("c743aed4")  # inside the branch: Ctrl+← jumps up to the branch start
         await pilot.press("ctrl+left")
-        assert cursor(app) == "be1e0823"
+        assert cursor(app) == "5b622433"
 
 
 async def test_search_counts_keeps_folds_and_opens_them(demo: Path) -> None:
@@ -103,20 +103,20 @@ async def test_search_counts_keeps_folds_and_opens_them(demo: Path) -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.stree is not None)
         view = app.query_one(TreeView)
-        view.select_id("be1e0823")
+        view.select_id("5b622433")
         await pilot.press("ctrl+left")
         await pilot.press("slash")
         await pilot.press(*"cache.py")  # a path: only in tool calls
         assert len(view.matches) >= 2
         assert "matches" in app.status_bar.status.matches
         await pilot.press("enter")
-        assert "be1e0823" in view.folded or cursor(app) != "be1e0823"
+        assert "5b622433" in view.folded or cursor(app) != "5b622433"
         seen = set()
         for _ in range(len(view.matches)):
             await pilot.press("n")
             seen.add(cursor(app))
-        assert "98c47536" in seen  # the match inside the fold was reached: its fold opened
-        assert "be1e0823" not in view.folded
+        assert "4e854342" in seen  # the match inside the fold was reached: its fold opened
+        assert "5b622433" not in view.folded
         await pilot.press("N")
         assert app.status_bar.status.matches.startswith("match ")
 
@@ -125,10 +125,10 @@ async def test_goto_and_bad_id(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.stree is not None)
-        await pilot.press("g", *"afd9", "enter")
-        assert cursor(app) == "afd9d5ab"
+        await pilot.press("g", *"c743", "enter")
+        assert cursor(app) == "c743aed4"
         await pilot.press("g", *"zzzz", "enter")
-        assert cursor(app) == "afd9d5ab"  # unchanged; a notification says why
+        assert cursor(app) == "c743aed4"  # unchanged; a notification says why
 
 
 def append(path: Path, *entries: dict) -> None:
@@ -141,12 +141,12 @@ async def test_tail_append_follow_and_new_branch(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.stree is not None)
-        append(demo, user("f0000001", "3a5a1869", "next question"), assistant("f0000002", "f0000001", "next answer"))
+        append(demo, user("f0000001", "40665560", "next question"), assistant("f0000002", "f0000001", "next answer"))
         await app.live.check()
         await until(pilot, lambda: cursor(app) == "f0000002")  # following: the cursor moved to the new leaf
         await pilot.press("up", "up")
         before = cursor(app)
-        append(demo, user("f0000003", "1fe68e72", "a new branch elsewhere"))
+        append(demo, user("f0000003", "ae1a42a9", "a new branch elsewhere"))
         await app.live.check()
         assert cursor(app) == before and app.stree.leaf.id == "f0000003"
 
@@ -155,7 +155,7 @@ async def test_tail_torn_line_waits_then_completes(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.stree is not None)
-        line = orjson.dumps(user("f0000009", "3a5a1869", "torn"))
+        line = orjson.dumps(user("f0000009", "40665560", "torn"))
         with open(demo, "ab") as fh:
             fh.write(line[:20])
         await app.live.check()
@@ -163,14 +163,14 @@ async def test_tail_torn_line_waits_then_completes(demo: Path) -> None:
         with open(demo, "ab") as fh:
             fh.write(line[20:] + b"\n")
         await app.live.check()
-        assert app.stree.get("f0000009") is not None and app.stree.entry_count == 58
+        assert app.stree.get("f0000009") is not None and app.stree.entry_count == 89
 
 
 async def test_tail_burst(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.stree is not None)
-        parent = "3a5a1869"
+        parent = "40665560"
         for i in range(200):
             eid = f"b{i:07d}"
             append(demo, user(eid, parent, f"burst {i}"))
@@ -178,20 +178,20 @@ async def test_tail_burst(demo: Path) -> None:
             if i % 50 == 0:
                 await app.live.check()
         await app.live.check()
-        assert app.stree.entry_count == 257 and cursor(app) == "b0000199"
+        assert app.stree.entry_count == 288 and cursor(app) == "b0000199"
 
 
 async def test_tail_rewrite_delete_and_recreate(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.stree is not None)
-        app.query_one(TreeView).select_id("1fe68e72")
+        app.query_one(TreeView).select_id("ae1a42a9")
         original = demo.read_bytes()
         # Pi rewrites in place (shorter): reload, keep the selection by id.
         demo.write_bytes(original[: original.index(b"\n", len(original) // 2) + 1])
         await app.live.check()
-        await until(pilot, lambda: app.stree is not None and app.stree.entry_count < 57)
-        assert cursor(app) == "1fe68e72"
+        await until(pilot, lambda: app.stree is not None and app.stree.entry_count < 88)
+        assert cursor(app) == "ae1a42a9"
         demo.unlink()
         await app.live.check()
         assert "deleted" in app.status_bar.status.file_state and app.stree.entry_count > 0
@@ -199,8 +199,8 @@ async def test_tail_rewrite_delete_and_recreate(demo: Path) -> None:
         tmp.write_bytes(original)
         os.replace(tmp, demo)
         await app.live.check()
-        await until(pilot, lambda: app.stree.entry_count == 57)
-        assert cursor(app) == "1fe68e72"
+        await until(pilot, lambda: app.stree.entry_count == 88)
+        assert cursor(app) == "ae1a42a9"
 
 
 async def test_late_creation_with_real_watching(tmp_path: Path) -> None:
@@ -223,7 +223,7 @@ async def test_jump_with_extractive_summary(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 45)) as pilot:
         await until(pilot, lambda: app.stree is not None)
-        app.query_one(TreeView).select_id("1fe68e72")
+        app.query_one(TreeView).select_id("ae1a42a9")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, JumpDialog))
         dialog = app.screen
@@ -237,7 +237,7 @@ async def test_jump_with_extractive_summary(demo: Path) -> None:
         after = demo.read_bytes()
         assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 1
         leaf = app.stree.leaf
-        assert leaf.parent.id == "1fe68e72" and leaf.meta["fromId"] == "3a5a1869"
+        assert leaf.parent.id == "ae1a42a9" and leaf.meta["fromId"] == "40665560"
         assert cursor(app) == leaf.id
 
 
@@ -248,11 +248,11 @@ async def test_jump_cancel_writes_nothing(demo: Path) -> None:
     async with app.run_test(size=(140, 45)) as pilot:
         await until(pilot, lambda: app.stree is not None)
         before = demo.read_bytes()
-        app.query_one(TreeView).select_id("489e4ae1")  # a user message: its parent becomes the leaf
+        app.query_one(TreeView).select_id("20554e43")  # a user message: its parent becomes the leaf
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, JumpDialog))
         await until(pilot, lambda: app.screen.text_for_editor is not None)
-        assert app.screen.text_for_editor == "Actually, make it a Rust CLI instead?"
+        assert app.screen.text_for_editor.startswith("Let's build a small weather CLI: `weather now Berlin`")
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, JumpDialog))
         assert demo.read_bytes() == before
@@ -262,15 +262,15 @@ async def test_label_add_and_clear(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.stree is not None)
-        app.query_one(TreeView).select_id("1fe68e72")
+        app.query_one(TreeView).select_id("ae1a42a9")
         await pilot.press("L")
         await pilot.pause(0.1)
         await pilot.press(*"keep", "enter")
-        await until(pilot, lambda: app.stree.labels.get("1fe68e72") == "keep")
+        await until(pilot, lambda: app.stree.labels.get("ae1a42a9") == "keep")
         await pilot.press("L")
         await pilot.pause(0.1)
         await pilot.press("backspace", "backspace", "backspace", "backspace", "enter")  # empty: clear
-        await until(pilot, lambda: "1fe68e72" not in app.stree.labels)
+        await until(pilot, lambda: "ae1a42a9" not in app.stree.labels)
 
 
 async def test_hostile_text_never_reaches_the_screen_raw(tmp_path: Path) -> None:

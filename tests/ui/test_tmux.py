@@ -45,8 +45,8 @@ def test_demo_in_a_real_terminal(session_name: str, tmp_path: Path) -> None:
         check=True, env=env,
     )
     shown = screen_until(session_name, "← leaf")
-    assert "weather-cli: caching & retries" in shown and "57 entries" in shown
-    assert "[compaction: 48.2k" in shown
+    assert "weather-cli: caching & retries" in shown and "88 entries" in shown
+    assert "[compaction: 48.1k" in shown
     tmux("send-keys", "-t", session_name, "C-u")
     screen_until(session_name, "[user-only]")
     tmux("send-keys", "-t", session_name, "C-d")

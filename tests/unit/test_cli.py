@@ -1,119 +1,340 @@
-"""Every scripting subcommand, text and JSON, and its errors; run as a user would, in a subprocess."""
+"""The scripting CLI run as a user runs it (a subprocess with pipes): every subcommand in text and --json,
+the JSON schemas scripts rely on, --help, one-line errors, and terminal safety of the text output."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
-from tests.sessions import assistant, entry, to_bytes, user
+from tests.unit.sessions import assistant, chain, entry, header, message, to_bytes, tool_result, user
 
-PITREE = [sys.executable, "-m", "pitree.cli"]
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+DEMO = ROOT / "assets" / "demo.jsonl"
+_SCRIPT = Path(sys.executable).with_name("pitree")
+PITREE = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "pitree.cli"]
+
+NASTY = (
+    "hello [bold]world[/bold] \x1b[31mred\x1b[0m \x1b]52;c;aGk=\x07 \x9b2J \u202eevil\u202c zero\u200bwidth"
+)
 
 
-def run(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([*PITREE, *args], capture_output=True, timeout=60)
+def run(*args: str | Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [*PITREE, *map(str, args)], capture_output=True, timeout=120, stdin=subprocess.DEVNULL
+    )
+
+
+def run_json(*args: str | Path) -> Any:
+    out = run(*args, "--json")
+    assert out.returncode == 0, out.stderr.decode()
+    return orjson.loads(out.stdout)
+
+
+def session_entries() -> list[dict[str, Any]]:
+    return [
+        user("u1", None, NASTY, t=1),
+        assistant("a1", "u1", "answer", t=2, calls=(("c1", "read", {"path": "x.py"}),)),
+        tool_result("r1", "a1", "c1", "read", "contents", t=3),
+        user("u2", "r1", "second", t=4),
+        assistant("a2", "u2", "more", t=5),
+        user("u3", "r1", "other", t=6),
+        entry("label", "l1", "u3", targetId="u1", label="start", t=7),
+        entry("session_info", "s1", "l1", name="my \x1b[1msession", t=8),
+        message("bx", "s1", "bashExecution", command="ls", output="a b", exitCode=0, t=9),
+    ]
 
 
 @pytest.fixture
 def session(tmp_path: Path) -> Path:
-    entries = [
-        user("u1", None, "hello [bold]world[/bold] \x1b[31mred\x1b]52;c;aGk=\x07"),
-        assistant("a1", "u1", "answer"),
-        user("u2", "a1", "second"),
-        assistant("a2", "u2", "more"),
-        user("u3", "a1", "other"),
-        entry("label", "l1", "u3", targetId="u1", label="start"),
-        entry("session_info", "s1", "l1", name="my session"),
-    ]
     path = tmp_path / "s.jsonl"
-    path.write_bytes(to_bytes(entries) + b"not json\n")
+    path.write_bytes(to_bytes(session_entries()) + b"not json\n")
     return path
 
 
+@pytest.fixture
+def compacted(tmp_path: Path) -> Path:
+    entries = [
+        user("u1", None, "x" * 400, t=1),
+        assistant("a1", "u1", "y" * 40, t=2),
+        user("u2", "a1", "keep me", t=3),
+        assistant("a2", "u2", "kept", t=4),
+        entry(
+            "compaction",
+            "c1",
+            "a2",
+            summary="## Goal\nS [red]x[/red] \x1b[2J",
+            firstKeptEntryId="u2",
+            tokensBefore=5000,
+            details={"readFiles": ["r.py"], "modifiedFiles": ["m.py"]},
+            t=5,
+        ),
+        user("u3", "c1", "after", t=6),
+    ]
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(to_bytes(entries))
+    return path
+
+
+# ---- JSON --------------------------------------------------------------------------------------------------
+
+
 def test_tree_json_schema(session: Path) -> None:
-    out = run("tree", str(session), "--json")
-    assert out.returncode == 0, out.stderr
-    data = orjson.loads(out.stdout)
-    assert {"session", "entries", "skipped", "leaf", "roots", "labels", "rows"} <= set(data)
+    data = run_json("tree", session)
+    assert set(data) >= {"session", "entries", "skipped", "leaf", "roots", "labels", "rows"}
     assert set(data["session"]) >= {"id", "version", "cwd", "name", "parentSession"}
-    assert data["session"]["name"] == "my session" and data["entries"] == 7
-    assert data["skipped"] == [{"line": 9, "reason": data["skipped"][0]["reason"]}]
-    assert data["leaf"] == "s1" and data["roots"] == ["u1"] and data["labels"] == {"u1": "start"}
+    assert data["session"] == {
+        "id": header()["id"],
+        "version": 3,
+        "cwd": "/work/x",
+        "name": "my \x1b[1msession",
+        "parentSession": None,
+    }
+    assert data["entries"] == 9 and data["leaf"] == "bx" and data["roots"] == ["u1"]
+    assert data["skipped"] == [{"line": 11, "reason": data["skipped"][0]["reason"]}]
+    assert "not valid JSON" in data["skipped"][0]["reason"]
+    assert data["labels"] == {"u1": "start"}
     for row in data["rows"]:
         assert set(row) >= {"id", "parentId", "type", "role", "text", "depth", "onActivePath"}
-    assert [r["id"] for r in data["rows"]] == ["u1", "a1", "u3", "s1", "u2", "a2"]
-
-
-@pytest.mark.parametrize(("flt", "ids"), [("user-only", ["u1", "u3", "u2"]), ("labeled-only", ["u1"]),
-                                          ("all", ["u1", "a1", "u3", "l1", "s1", "u2", "a2"])])
-def test_tree_filters(session: Path, flt: str, ids: list[str]) -> None:
-    data = orjson.loads(run("tree", str(session), "--json", "--filter", flt).stdout)
-    assert [r["id"] for r in data["rows"]] == ids
-
-
-def test_tree_search(session: Path) -> None:
-    data = orjson.loads(run("tree", str(session), "--json", "--search", "SECOND").stdout)
-    assert [r["id"] for r in data["rows"]] == ["u2"]
-
-
-def test_tree_text_is_literal_and_safe(session: Path) -> None:
-    out = run("tree", str(session))
-    assert out.returncode == 0
-    text = out.stdout.decode()
-    assert "[bold]world[/bold]" in text and "␛[31mred" in text and "␛]52" in text
-    assert b"\x1b" not in out.stdout and "← leaf" in text and "[start]" in text
-
-
-def test_context_json(session: Path) -> None:
-    data = orjson.loads(run("context", str(session), "--json").stdout)
-    assert set(data) >= {"leaf", "path", "model", "thinkingLevel", "messages", "tokens"}
-    assert data["path"] == ["u1", "a1", "u3", "l1", "s1"]
-    assert [(m["role"], m["entryId"]) for m in data["messages"]] == [("user", "u1"), ("assistant", "a1"), ("user", "u3")]
-    assert all(isinstance(m["tokens"], int) for m in data["messages"])
-    assert isinstance(data["tokens"]["estimate"], int) and isinstance(data["tokens"]["tiktoken"], int)
-    leaf = orjson.loads(run("context", str(session), "--json", "--leaf", "a2").stdout)
-    assert leaf["leaf"] == "a2" and leaf["model"] == {"provider": "anthropic", "modelId": "claude"}
-    assert orjson.loads(run("context", str(session), "--json", "--no-tiktoken").stdout)["tokens"]["tiktoken"] is None
-
-
-def test_compactions_and_info(session: Path, demo_copy: Path) -> None:
-    comp = orjson.loads(run("compactions", str(demo_copy), "--json").stdout)["compactions"]
-    assert len(comp) == 1 and comp[0]["tokensBefore"] == 48213 and comp[0]["firstKeptOnPath"]
-    assert comp[0]["kept"]["entries"] > 0 and comp[0]["problems"] == []
-    info = orjson.loads(run("info", str(session), "--json").stdout)
-    assert info["entries"] == 7 and info["branches"] == 2 and info["usage"]["cost"] == 1.0
-    assert info["roles"] == {"assistant": 2, "user": 3}
-    for cmd in ("compactions", "info", "context"):
-        assert run(cmd, str(demo_copy)).returncode == 0
+        assert isinstance(row["depth"], int) and isinstance(row["onActivePath"], bool)
+    rows = {r["id"]: r for r in data["rows"]}
+    assert [r["id"] for r in data["rows"]] == ["u1", "a1", "r1", "u3", "s1", "bx", "u2", "a2"]
+    assert rows["r1"]["text"] == "[read: x.py]" and rows["r1"]["role"] == "toolResult"
+    assert rows["r1"]["parentId"] == "a1" and rows["u1"]["parentId"] is None
+    assert rows["s1"]["type"] == "session_info" and rows["s1"]["role"] is None
+    assert rows["u1"]["text"].startswith(
+        "user: hello [bold]world[/bold] \x1b[31m"
+    )  # JSON carries the raw text
+    assert [r["id"] for r in data["rows"] if r["onActivePath"]] == ["u1", "a1", "r1", "u3", "s1", "bx"]
+    assert [rows[i]["depth"] for i in ("u1", "r1", "u3", "s1", "u2", "a2")] == [0, 0, 1, 2, 1, 2]
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "ids"),
     [
-        (["tree", "/no/such/file.jsonl"], "no such file"),
-        (["tree", "/"], "is a directory"),
-        (["context", "{session}", "--leaf", "zzzz"], "no entry with id"),
-        (["context", "{session}", "--leaf", "u"], "ambiguous"),
-        (["/no/such/file.jsonl"], "no such file"),
+        (["--filter", "user-only"], ["u1", "u3", "u2"]),
+        (["--filter", "labeled-only"], ["u1"]),
+        (["--filter", "no-tools"], ["u1", "a1", "u3", "s1", "bx", "u2", "a2"]),
+        (["--filter", "all"], ["u1", "a1", "r1", "u3", "l1", "s1", "bx", "u2", "a2"]),
+        (["--search", "SECOND"], ["u2"]),
+        (["--search", "start hello"], ["u1"]),  # the label is searchable; tokens AND
+        (["--filter", "user-only", "--search", "o"], ["u1", "u3", "u2"]),
     ],
 )
-def test_bad_input_exits_1_with_one_line(session: Path, args: list[str], message: str) -> None:
-    out = run(*[a.replace("{session}", str(session)) for a in args])
-    assert out.returncode == 1
-    err = out.stderr.decode().strip()
-    assert message in err and len(err.splitlines()) == 1
+def test_tree_filters_and_search(session: Path, args: list[str], ids: list[str]) -> None:
+    data = run_json("tree", session, *args)
+    assert [r["id"] for r in data["rows"]] == ids
 
 
-def test_bad_filter_is_a_usage_error(session: Path) -> None:
-    out = run("tree", str(session), "--filter", "nope")
-    assert out.returncode == 1 and b"invalid choice" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+def test_context_json_schema(session: Path) -> None:
+    data = run_json("context", session)
+    assert set(data) >= {"leaf", "path", "model", "thinkingLevel", "messages", "tokens"}
+    assert data["leaf"] == "bx" and data["path"] == ["u1", "a1", "r1", "u3", "l1", "s1", "bx"]
+    assert data["model"] == {"provider": "anthropic", "modelId": "claude"} and data["thinkingLevel"] == "off"
+    assert [(m["role"], m["entryId"]) for m in data["messages"]] == [
+        ("user", "u1"),
+        ("assistant", "a1"),
+        ("toolResult", "r1"),
+        ("user", "u3"),
+        ("bashExecution", "bx"),
+    ]
+    for m in data["messages"]:
+        assert set(m) >= {"role", "entryId", "tokens"} and isinstance(m["tokens"], int)
+    assert set(data["tokens"]) >= {"estimate", "tiktoken"}
+    assert data["tokens"]["estimate"] == sum(m["tokens"] for m in data["messages"])
+    assert isinstance(data["tokens"]["tiktoken"], int) and data["tokens"]["tiktoken"] > 0
+
+
+def test_context_leaf_and_prefix_and_no_tiktoken(session: Path) -> None:
+    data = run_json("context", session, "--leaf", "a2")
+    assert data["leaf"] == "a2" and data["path"] == ["u1", "a1", "r1", "u2", "a2"]
+    assert run_json("context", session, "--leaf", "a2", "--no-tiktoken")["tokens"]["tiktoken"] is None
+    assert run_json("context", session, "--leaf", "b")["leaf"] == "bx"  # a unique prefix
+
+
+def test_context_with_compaction(compacted: Path) -> None:
+    data = run_json("context", compacted)
+    assert [(m["role"], m["entryId"]) for m in data["messages"]] == [
+        ("compactionSummary", "c1"),
+        ("user", "u2"),
+        ("assistant", "a2"),
+        ("user", "u3"),
+    ]
+
+
+def test_compactions_json(compacted: Path, session: Path) -> None:
+    comps = run_json("compactions", compacted)["compactions"]
+    assert len(comps) == 1
+    c = comps[0]
+    assert (
+        c["id"] == "c1"
+        and c["tokensBefore"] == 5000
+        and c["firstKeptEntryId"] == "u2"
+        and c["firstKeptOnPath"]
+    )
+    assert c["summarized"]["entries"] == 2 and c["kept"]["entries"] == 2 and c["problems"] == []
+    assert c["readFiles"] == ["r.py"] and c["modifiedFiles"] == ["m.py"] and c["onActivePath"]
+    assert isinstance(c["tokensAfter"]["tiktoken"], int)
+    assert run_json("compactions", session) == {"compactions": []}
+
+
+def test_info_json(session: Path) -> None:
+    info = run_json("info", session)
+    assert info["entries"] == 9 and info["branches"] == 2 and info["leaves"] == ["a2", "bx"]
+    assert info["lines"] == 11 and info["skipped"] == 1 and info["labels"] == 1
+    assert info["roles"] == {"assistant": 2, "bashExecution": 1, "toolResult": 1, "user": 3}
+    assert info["types"]["label"] == 1 and info["types"]["session_info"] == 1
+    assert info["usage"]["cost"] == 1.0 and info["usage"]["totalTokens"] == 20
+    assert info["models"] == {
+        "anthropic/claude": {"messages": 2, "input": 2, "output": 4, "totalTokens": 20, "cost": 1.0}
+    }
+    assert info["bytes"] == session.stat().st_size and info["file"] == str(session)
+    assert info["skippedLines"][0]["line"] == 11
+
+
+# ---- text --------------------------------------------------------------------------------------------------
+
+
+def test_tree_text_is_literal_and_safe(session: Path) -> None:
+    out = run("tree", session)
+    assert out.returncode == 0 and out.stderr == b""
+    assert b"\x1b" not in out.stdout and b"\xc2\x9b" not in out.stdout  # no ESC, no C1 CSI
+    text = out.stdout.decode()
+    assert "[bold]world[/bold]" in text  # Rich markup in the session is shown as typed
+    assert "␛[31mred␛[0m" in text and "␛]52;c;aGk=␇" in text and "<U+009B>2J" in text
+    assert "<U+202E>evil" in text and "zero<U+200B>width" in text
+    assert "my ␛[1msession" in text.splitlines()[0]  # the name in the title
+    assert "← leaf" in text and "[start]" in text and "line 11" in text and "skipped" in text
+
+
+def test_tree_text_rows_match_json(session: Path) -> None:
+    lines = run("tree", session).stdout.decode().splitlines()
+    rows = run_json("tree", session)["rows"]
+    body = lines[1 : 1 + len(rows)]
+    for line, row in zip(body, rows, strict=True):
+        assert line.rstrip().endswith(row["id"])
+    assert (
+        body[0] == "• [start] " + "user: hello [bold]world[/bold] ␛[31mred␛[0m ␛]52;c;aGk=␇ <U+009B>2J "
+        "<U+202E>evil<U+202C> zero<U+200B>width  u1"
+    )
+    assert body[3].startswith("├⊟ • user: other") and body[6].startswith("└⊟ user: second")
+
+
+def test_context_text(session: Path) -> None:
+    out = run("context", session)
+    assert out.returncode == 0 and b"\x1b" not in out.stdout
+    text = out.stdout.decode()
+    assert "context at bx" in text and "anthropic/claude" in text and "thinking off" in text
+    assert "bashExecution" in text and "toolResult" in text and "total:" in text
+
+
+def test_compactions_text(compacted: Path, session: Path) -> None:
+    out = run("compactions", compacted)
+    assert out.returncode == 0 and b"\x1b" not in out.stdout
+    text = out.stdout.decode()
+    assert "compaction c1" in text and "tokens before: 5000" in text and "on the path" in text
+    assert "S [red]x[/red] ␛[2J" in text and "## Goal" in text
+    assert "no compactions" in run("compactions", session).stdout.decode()
+
+
+def test_info_text(session: Path) -> None:
+    out = run("info", session)
+    assert out.returncode == 0 and b"\x1b" not in out.stdout
+    text = out.stdout.decode()
+    assert "my ␛[1msession" in text and "9 (1 lines skipped" in text and "anthropic/claude" in text
+
+
+def test_demo_session_every_command(tmp_path: Path) -> None:
+    if not DEMO.exists():
+        pytest.skip("assets/demo.jsonl is not there")
+    demo = tmp_path / "demo.jsonl"
+    shutil.copyfile(DEMO, demo)
+    before = demo.read_bytes()
+    for cmd in ("tree", "context", "compactions", "info"):
+        text = run(cmd, demo)
+        assert text.returncode == 0 and text.stdout and b"\x1b" not in text.stdout, cmd
+        run_json(cmd, demo)
+    assert demo.read_bytes() == before  # read-only
+
+
+@pytest.mark.parametrize(
+    "path", sorted(DATA.glob("*.jsonl")) or [None], ids=lambda p: p.name if p else "none"
+)
+def test_data_sessions_every_command(path: Path | None, tmp_path: Path) -> None:
+    if path is None:
+        pytest.skip("tests/data has no sessions yet")
+    copy = tmp_path / path.name
+    shutil.copyfile(path, copy)
+    for cmd in ("tree", "context", "compactions", "info"):
+        assert run(cmd, copy).returncode == 0, cmd
+        run_json(cmd, copy)
+
+
+@pytest.mark.parametrize("json", [False, True])
+def test_broken_pipe_is_not_an_error(tmp_path: Path, json: bool) -> None:
+    """`pitree tree FILE | head`: the reader goes away early; exit 0 and no traceback."""
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(to_bytes(chain(6000)))  # several hundred KB of output: more than a pipe holds
+    cmd = [*PITREE, "tree", str(path), *(["--json"] if json else [])]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(100)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0 and b"Traceback" not in err, err.decode()
+
+
+# ---- help and errors ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("cmd", [[], ["tree"], ["context"], ["compactions"], ["info"]])
 def test_help(cmd: list[str]) -> None:
     out = run(*cmd, "--help")
-    assert out.returncode == 0 and b"usage" in out.stdout.lower()
+    assert out.returncode == 0 and out.stdout.lower().startswith(b"usage") and out.stderr == b""
+    if cmd:
+        assert b"--json" in out.stdout and b"FILE" in out.stdout
+    else:
+        for name in (b"tree", b"context", b"compactions", b"info"):
+            assert name in out.stdout
+
+
+def test_help_mentions_the_options() -> None:
+    assert b"--filter" in run("tree", "--help").stdout and b"--search" in run("tree", "--help").stdout
+    assert (
+        b"--leaf" in run("context", "--help").stdout and b"--no-tiktoken" in run("context", "--help").stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["tree", "{missing}"], "no such file"),
+        (["context", "{missing}"], "no such file"),
+        (["compactions", "{missing}"], "no such file"),
+        (["info", "{missing}"], "no such file"),
+        (["tree", "{dir}"], "is a directory"),
+        (["info", "{dir}"], "is a directory"),
+        (["{missing}"], "no such file"),
+        (["{dir}"], "is a directory"),
+        (["context", "{session}", "--leaf", "zzzz"], "no entry with id"),
+        (["context", "{session}", "--leaf", "u"], "ambiguous"),
+        (["tree", "{session}", "--filter", "nope"], "invalid choice"),
+        (["tree"], "required"),
+        (["tree", "{session}", "--bogus"], "unrecognized arguments"),
+    ],
+)
+def test_bad_input_exits_1_with_one_line(
+    session: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    subs = {"{session}": str(session), "{missing}": str(tmp_path / "none.jsonl"), "{dir}": str(tmp_path)}
+    out = run(*[subs.get(a, a) for a in args])
+    err = out.stderr.decode()
+    assert out.returncode == 1, err
+    assert len(err.strip().splitlines()) == 1 and message in err and err.startswith("pitree: error: ")
+    assert out.stdout == b""

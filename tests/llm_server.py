@@ -1,0 +1,379 @@
+"""`FakeLLMServer`: a real HTTP server on 127.0.0.1 that speaks enough OpenAI and Anthropic for their SDKs.
+
+POST /v1/chat/completions (OpenAI chat completions) and POST /v1/messages (Anthropic Messages), streaming
+(SSE) or not. Each request is answered by the next scripted `Behaviour` (the last one repeats):
+
+- `ok(text, chunks, delay)`: the text in `chunks` pieces, `delay` seconds apart;
+- `status(code, message)`: an error status with the provider's JSON error body;
+- `hang(after=None)`: no answer at all, or `after` pieces and then nothing, until the client goes away;
+- `disconnect(after)`: `after` pieces, then the socket is cut in the middle of the chunked body;
+- `error_event(after)`: `after` pieces, then the provider's in-stream error.
+
+Every request is recorded (`requests`: path, lower-cased headers, JSON body). While waiting (hang, delays)
+the server watches the socket, and when a client closes a connection before its answer is complete,
+`closed_early` counts it. Use it as a context manager: `with FakeLLMServer() as server: ...`.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+Kind = Literal["ok", "status", "hang", "disconnect", "error_event"]
+
+_ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+    404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error",
+}
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    kind: Kind = "ok"
+    text: str = "Hello from the fake model."
+    chunks: int = 3
+    delay: float = 0.0
+    status: int = 200
+    message: str = ""
+    after: int | None = None
+
+
+def ok(text: str = "Hello from the fake model.", chunks: int = 3, delay: float = 0.0) -> Behaviour:
+    return Behaviour("ok", text=text, chunks=chunks, delay=delay)
+
+
+def status(code: int, message: str = "") -> Behaviour:
+    return Behaviour("status", status=code, message=message or f"scripted HTTP {code}")
+
+
+def hang(after: int | None = None, text: str = "one two three four") -> Behaviour:
+    return Behaviour("hang", text=text, chunks=4, after=after)
+
+
+def disconnect(after: int = 1, text: str = "one two three four") -> Behaviour:
+    return Behaviour("disconnect", text=text, chunks=4, after=after)
+
+
+def error_event(after: int = 1, message: str = "Overloaded", code: int = 529) -> Behaviour:
+    return Behaviour("error_event", text="one two three four", chunks=4, after=after, status=code,
+                     message=message)
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+def split(text: str, n: int) -> list[str]:
+    """`text` in `n` pieces (fewer if it is shorter) that join back to exactly `text`."""
+    n = max(1, min(n, len(text))) if text else 1
+    size, extra = divmod(len(text), n)
+    out, pos = [], 0
+    for i in range(n):
+        step = size + (1 if i < extra else 0)
+        out.append(text[pos : pos + step])
+        pos += step
+    return out
+
+
+@dataclass
+class _State:
+    script: list[Behaviour] = field(default_factory=lambda: [ok()])
+    requests: list[Received] = field(default_factory=list)
+    closed_early: int = 0
+    active: int = 0
+    lock: threading.Condition = field(default_factory=threading.Condition)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def next_behaviour(self) -> Behaviour:
+        with self.lock:
+            return self.script.pop(0) if len(self.script) > 1 else self.script[0]
+
+
+class _ClientGone(Exception):
+    pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        state = self.server.state
+        with state.lock:
+            state.active += 1
+        try:
+            self._answer(state)
+        except (_ClientGone, BrokenPipeError, ConnectionResetError):
+            with state.lock:
+                state.closed_early += 1
+                state.lock.notify_all()
+        finally:
+            self.close_connection = True
+            with state.lock:
+                state.active -= 1
+                state.lock.notify_all()
+
+    # -- protocol -----------------------------------------------------------------------------------
+
+    def _answer(self, state: _State) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {"_raw": raw.decode("utf-8", "replace")}
+        path = self.path.split("?")[0]
+        with state.lock:
+            state.requests.append(Received(path, {k.lower(): v for k, v in self.headers.items()}, body))
+            state.lock.notify_all()
+        if path.endswith("/chat/completions"):
+            proto = "openai"
+        elif path.endswith("/messages"):
+            proto = "anthropic"
+        else:
+            self._json(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
+            return
+        b = state.next_behaviour()
+        model = str(body.get("model", "fake-model"))
+        if b.kind == "hang" and b.after is None:
+            self._wait(state, None)
+            return
+        if b.kind == "status":
+            self._json(b.status, _error_body(proto, b.status, b.message))
+            return
+        pieces = split(b.text, b.chunks)
+        if not body.get("stream"):
+            self._json(200, _full_body(proto, model, b.text))
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        events = _stream_events(proto, model, pieces)
+        head, deltas, tail = events
+        self._events(head)
+        limit = b.after if b.kind in ("hang", "disconnect", "error_event") else len(deltas)
+        for i, event in enumerate(deltas[:limit]):
+            if i and b.delay:
+                self._wait(state, b.delay)
+            self._events([event])
+        if b.kind == "hang":
+            self._wait(state, None)
+            return
+        if b.kind == "disconnect":
+            self.connection.shutdown(socket.SHUT_RDWR)  # no terminating chunk: the body is cut short
+            return
+        if b.kind == "error_event":
+            self._events([_stream_error(proto, b.status, b.message)])
+        else:
+            self._events(tail)
+        self._chunk(b"")
+
+    def _json(self, code: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _events(self, events: list[tuple[str | None, str]]) -> None:
+        for name, data in events:
+            text = (f"event: {name}\n" if name else "") + f"data: {data}\n\n"
+            self._chunk(text.encode())
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _wait(self, state: _State, seconds: float | None) -> None:
+        """Wait `seconds` (None: until the server stops), raising _ClientGone as soon as the client closes."""
+        deadline = None if seconds is None else time.monotonic() + seconds
+        while not state.stop.is_set():
+            left = 0.05 if deadline is None else min(0.05, deadline - time.monotonic())
+            if left <= 0:
+                return
+            readable, _, _ = select.select([self.connection], [], [], left)
+            if readable:
+                try:
+                    data = self.connection.recv(1, socket.MSG_PEEK)
+                except OSError:
+                    data = b""
+                if not data:
+                    raise _ClientGone
+                time.sleep(left)  # the client sent something more; it is not gone
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    state: _State
+
+
+def _error_body(proto: str, code: int, message: str) -> dict[str, Any]:
+    if proto == "openai":
+        return {"error": {"message": message, "type": "invalid_request_error", "param": None,
+                          "code": str(code)}}
+    kind = _ANTHROPIC_ERROR_TYPES.get(code, "api_error")
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def _stream_error(proto: str, code: int, message: str) -> tuple[str | None, str]:
+    if proto == "openai":
+        return None, json.dumps({"error": {"message": message, "type": "server_error", "code": str(code)}})
+    return "error", json.dumps(_error_body(proto, code, message))
+
+
+def _full_body(proto: str, model: str, text: str) -> dict[str, Any]:
+    if proto == "openai":
+        return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                             "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+    return {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5}}
+
+
+Event = tuple[str | None, str]
+
+
+def _stream_events(proto: str, model: str, pieces: list[str]) -> tuple[list[Event], list[Event], list[Event]]:
+    """(opening events, one event per text piece, closing events) of a streamed answer."""
+    if proto == "openai":
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> Event:
+            return None, json.dumps({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+                                     "model": model,
+                                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+        return ([chunk({"role": "assistant", "content": ""})],
+                [chunk({"content": p}) for p in pieces],
+                [chunk({}, "stop"), (None, "[DONE]")])
+
+    def event(name: str, payload: dict[str, Any]) -> Event:
+        return name, json.dumps({"type": name, **payload})
+
+    head = [
+        event("message_start", {"message": {
+            "id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+        event("ping", {}),
+    ]
+    deltas = [event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": p}})
+              for p in pieces]
+    tail = [
+        event("content_block_stop", {"index": 0}),
+        event("message_delta", {"delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                "usage": {"output_tokens": 5}}),
+        event("message_stop", {}),
+    ]
+    return head, deltas, tail
+
+
+class FakeLLMServer:
+    """Start with `with FakeLLMServer() as server:`; script with `server.script(ok(...), status(401))`."""
+
+    def __init__(self) -> None:
+        self._state = _State()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> FakeLLMServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.state = self._state
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fake-llm-server", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._server is None:
+            return
+        self._state.stop.set()
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(5)
+        self.wait_until(lambda: self._state.active == 0, 5)
+        self._server = None
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "the server is not running"
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        """The base URL for OpenAI clients (they append /chat/completions)."""
+        return self.url + "/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        """The base URL for Anthropic clients (they append /v1/messages)."""
+        return self.url
+
+    def script(self, *behaviours: Behaviour) -> None:
+        with self._state.lock:
+            self._state.script = list(behaviours) or [ok()]
+
+    @property
+    def requests(self) -> list[Received]:
+        with self._state.lock:
+            return list(self._state.requests)
+
+    @property
+    def closed_early(self) -> int:
+        """How many connections the client closed before their answer was complete."""
+        with self._state.lock:
+            return self._state.closed_early
+
+    @property
+    def active(self) -> int:
+        """Requests being answered right now."""
+        with self._state.lock:
+            return self._state.active
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+        """Poll `predicate` (evaluated without the lock) until it holds or `timeout` passes."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if predicate():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            with self._state.lock:
+                self._state.lock.wait(min(left, 0.05))
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
