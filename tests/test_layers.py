@@ -23,8 +23,9 @@ raise SystemExit(1 if bad else 0)
 
 
 def run_check(body: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", CHECK.format(body=body, ui=UI)], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", CHECK.format(body=body, ui=UI)], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_core_packages_and_every_module_in_them() -> None:
@@ -56,8 +57,15 @@ def test_the_check_can_fail() -> None:
 )
 def test_json_commands_do_not_load_rich(tmp_path: Path, argv: list[str]) -> None:
     path = tmp_path / "s.jsonl"
-    path.write_bytes(to_bytes([user("u1", None), assistant("a1", "u1"),
-                               entry("compaction", "c1", "a1", summary="S", firstKeptEntryId="u1", tokensBefore=1)]))
+    path.write_bytes(
+        to_bytes(
+            [
+                user("u1", None),
+                assistant("a1", "u1"),
+                entry("compaction", "c1", "a1", summary="S", firstKeptEntryId="u1", tokensBefore=1),
+            ]
+        )
+    )
     args = [a.replace("{f}", str(path)) for a in argv]
     body = f"""
 import contextlib, io

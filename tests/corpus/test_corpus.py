@@ -1,34 +1,88 @@
-"""The two real Pi sessions in ../shared/corpus (skipped when that folder is absent)."""
+"""The real Pi sessions in ../shared/corpus (v1 files): every line accounted for, compactions resolved on the
+path, and the context and /tree rows the same as the real Pi's (ids aside: Pi makes random ones for v1).
+Skipped when the corpus is absent; the Pi comparison also needs node and Pi's package (tests/pi/pirun.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-from pitree.report import compactions_report, context_report
+from pitree.report import compactions_report
+from pitree.session.context import build_context
 from pitree.store.session_file import EntryReader, load_session
+
+from tests.pi.pirun import FILTERS, pi_dump, pitree_json, pitree_rows, rows_match
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+FILES: list[Path] = sorted(CORPUS.glob("*.jsonl")) if CORPUS.is_dir() else []
 
 pytestmark = pytest.mark.corpus
 
 
-@pytest.mark.parametrize("name", ["before-compaction.jsonl", "large-session.jsonl"])
-def test_every_line_accounted_for(corpus: Path, name: str) -> None:
-    path = corpus / name
-    data = path.read_bytes()
-    tree, builder = load_session(path)
+PARAMS: list[Path | None] = [*FILES] or [None]
+
+
+@pytest.fixture(params=PARAMS, ids=lambda p: p.name if p else "absent")
+def corpus_file(request: pytest.FixtureRequest) -> Path:
+    if request.param is None:
+        pytest.skip(f"{CORPUS} is not present")
+    return request.param  # type: ignore[no-any-return]
+
+
+def test_the_corpus_has_both_files() -> None:
+    if not FILES:
+        pytest.skip(f"{CORPUS} is not present")
+    assert {p.name for p in FILES} >= {"before-compaction.jsonl", "large-session.jsonl"}
+
+
+def test_every_line_accounted_for(corpus_file: Path) -> None:
+    data = corpus_file.read_bytes()
+    tree, builder = load_session(corpus_file)
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    assert tree.header is not None
     assert 1 + tree.entry_count + len(tree.skipped) == lines
     assert builder.size == len(data)
     assert len(tree.roots) == 1 and len(tree.active_path()) == tree.entry_count  # v1: one chain
+    assert len({n.id for n in tree.nodes}) == tree.entry_count  # synthetic ids never collide
+    again, _ = load_session(corpus_file)
+    assert [n.id for n in again.nodes] == [n.id for n in tree.nodes]  # and are stable
 
 
-def test_compactions_resolve_on_the_path(corpus: Path) -> None:
-    path = corpus / "before-compaction.jsonl"
-    tree, _ = load_session(path)
-    report = compactions_report(tree, EntryReader(path, tree))["compactions"]
-    assert len(report) == 2
+def test_compactions_resolve_on_the_path(corpus_file: Path) -> None:
+    tree, _ = load_session(corpus_file)
+    compactions = [n for n in tree.nodes if n.type == "compaction"]
+    if not compactions:
+        pytest.skip(f"{corpus_file.name} has no compaction")
+    for node in compactions:
+        first_kept = node.meta["firstKeptEntryId"] if node.meta else None
+        assert first_kept in [n.id for n in tree.branch(node)[:-1]], node
+    report = compactions_report(tree, EntryReader(corpus_file, tree))["compactions"]
+    assert len(report) == len(compactions)
     for c in report:
-        assert c["firstKeptOnPath"] and c["summary"] and c["tokensAfter"]["estimate"] < c["tokensBefore"]
-    ctx = context_report(tree, None, None)
-    assert ctx["messages"][0]["role"] == "compactionSummary"
+        assert c["firstKeptOnPath"] and c["summary"] and c["kept"]["entries"] > 0
+        assert c["tokensAfter"]["estimate"] < c["tokensBefore"]
+    ctx = build_context(tree, None)
+    assert ctx.messages[0].role == "compactionSummary" and ctx.compaction is compactions[-1]
+    assert ctx.kept_from is not None
+
+
+@pytest.mark.node
+def test_context_and_rows_match_pi(corpus_file: Path, tmp_path: Path) -> None:
+    copy = tmp_path / corpus_file.name
+    copy.write_bytes(corpus_file.read_bytes())
+    pi = pi_dump(copy)
+    tree, _ = load_session(copy)
+    assert pi["version"] == 3 and pi["entries"] == tree.entry_count
+    assert pi["types"] == [n.kind for n in tree.nodes]
+    assert len(pi["roots"]) == len(tree.roots) == 1 and pi["name"] == tree.name
+    ctx = pitree_json("context", copy, "--no-tiktoken")
+    assert [m["role"] for m in ctx["messages"]] == pi["context"]["roles"]
+    assert [m["tokens"] for m in ctx["messages"]] == pi["context"]["tokens"]
+    assert ctx["model"] == pi["context"]["model"] and ctx["thinkingLevel"] == pi["context"]["thinkingLevel"]
+    # The context's entries, by position in the file (Pi's ids are its own).
+    position = {e: i for i, e in enumerate(n["id"] for n in pi["tree"])}
+    assert [position[e] for e in pi["context"]["entryIds"]] == [
+        tree.get(m["entryId"]).idx for m in ctx["messages"]
+    ]
+    for mode in FILTERS:
+        assert rows_match(pitree_rows(copy, mode), pi["rows"][mode]), mode

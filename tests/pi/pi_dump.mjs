@@ -6,7 +6,9 @@
 //
 // Pi rewrites pre-v3 files in place when it opens them, so Pi only ever sees a copy in a temp dir, and
 // PI_CODING_AGENT_DIR points into that dir so nothing is looked up under ~/.pi.
-// Usage: PITREE_PI_NODE_MODULES=/path/to/node_modules node tests/pi/pi_dump.mjs FILE.jsonl [WIDTH]
+// With `--prepare OLD TARGET BUDGET` it adds `prepare`: Pi's branch-summary preparation for moving the leaf
+// from OLD to TARGET (collectEntriesForBranchSummary, prepareBranchEntries, serializeConversation).
+// Usage: PITREE_PI_NODE_MODULES=/path/to/node_modules node tests/pi/pi_dump.mjs FILE.jsonl [WIDTH] [--prepare ...]
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -20,9 +22,17 @@ function fail(message, code) {
     process.exit(code);
 }
 
-const file = process.argv[2];
-const width = Number(process.argv[3] ?? 2000);
-if (!file) fail("usage: node pi_dump.mjs FILE.jsonl [WIDTH]", 2);
+const argv = process.argv.slice(2);
+let prepareArgs = null;
+const at = argv.indexOf("--prepare");
+if (at >= 0) {
+    prepareArgs = argv.slice(at + 1, at + 4);
+    argv.splice(at, 4);
+    if (prepareArgs.length !== 3) fail("--prepare needs OLD TARGET BUDGET", 2);
+}
+const file = argv[0];
+const width = Number(argv[1] ?? 2000);
+if (!file) fail("usage: node pi_dump.mjs FILE.jsonl [WIDTH] [--prepare OLD TARGET BUDGET]", 2);
 const modules = process.env.PITREE_PI_NODE_MODULES;
 if (!modules) fail("set PITREE_PI_NODE_MODULES to the node_modules holding @mariozechner/pi-coding-agent", 2);
 const entry = join(resolve(modules), "@mariozechner", "pi-coding-agent", "dist", "index.js");
@@ -100,6 +110,7 @@ try {
         context: {
             roles: ctx.messages.map((m) => m.role),
             entryIds,
+            tokens: ctx.messages.map((m) => pi.estimateTokens(m)),
             model: ctx.model,
             thinkingLevel: ctx.thinkingLevel,
         },
@@ -107,6 +118,21 @@ try {
         name: sm.getSessionName() ?? null,
         rows,
     };
+    if (prepareArgs) {
+        const [oldLeaf, target, budget] = prepareArgs;
+        const { entries: left, commonAncestorId } = pi.collectEntriesForBranchSummary(sm, oldLeaf, target);
+        const prepared = pi.prepareBranchEntries(left, Number(budget));
+        out.prepare = {
+            entries: left.map((e) => e.id),
+            commonAncestorId,
+            roles: prepared.messages.map((m) => m.role),
+            totalTokens: prepared.totalTokens,
+            read: [...prepared.fileOps.read].sort(),
+            written: [...prepared.fileOps.written].sort(),
+            edited: [...prepared.fileOps.edited].sort(),
+            serialized: pi.serializeConversation(pi.convertToLlm(prepared.messages)),
+        };
+    }
     process.stdout.write(`${JSON.stringify(out)}\n`);
 } finally {
     rmSync(work, { recursive: true, force: true });

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from pitree.session.context import build_context
 from pitree.session.load import load_bytes
 from pitree.summary.prepare import (
@@ -15,6 +14,7 @@ from pitree.summary.prepare import (
     prepare_branch_entries,
     serialize_conversation,
 )
+
 from tests.sessions import assistant, entry, to_bytes, tool_result, user
 
 

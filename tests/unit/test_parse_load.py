@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import orjson
 import pytest
-
 from pitree.session.load import load_bytes
 from pitree.session.parse import iter_lines
+
 from tests.sessions import HEADER, assistant, chain, entry, to_bytes, user
 
 H = orjson.dumps(HEADER) + b"\n"

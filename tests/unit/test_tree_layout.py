@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from pitree.session.layout import FILTERS, build_layout, visible_indices
 from pitree.session.load import SessionBuilder, load_bytes
+
 from tests.sessions import assistant, chain, entry, to_bytes, tool_result, user
 
 
