@@ -36,10 +36,12 @@ def session(entries: int, shape: str = "normal") -> Path:
     return path
 
 
-def run_measured(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, float, bytes]:
+def run_measured(
+    cmd: list[str], stdout: int | None = subprocess.DEVNULL, env: dict[str, str] | None = None
+) -> tuple[float, float, bytes]:
     """(wall seconds, peak RSS in MB of that process alone, stdout bytes if captured)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env)
     out = b""
     if stdout == subprocess.PIPE:
         assert proc.stdout is not None
