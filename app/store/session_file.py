@@ -102,40 +102,53 @@ class LoadCancelled(Exception):
     """The user cancelled a load in progress."""
 
 
-def load_session_progressive(
+def _feed_lines(
     path: Path,
+    builder: SessionBuilder,
+    stop: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    total: int = 0,
     chunk_size: int = 8 << 20,
-) -> tuple[SessionTree, SessionBuilder]:
-    """Load in chunks of complete lines, reporting (bytes done, total) and stopping when `cancelled()`.
+) -> None:
+    """Feed the complete lines from `builder.size` up to byte `stop` (the end when None), in chunks.
 
-    Only complete lines are fed; a torn last line is left for the tailer (it may still be being written),
-    so `builder.size` is where tailing continues.
+    A torn last line is left out (it may still be being written), so `builder.size` is where tailing
+    continues. Reports (bytes read, total) and raises LoadCancelled when `cancelled()`.
     """
-    st = check_readable(path)
-    total = st.st_size
-    builder = SessionBuilder()
-    pending = b""
-    done = 0
     try:
         with open(path, "rb") as fh:
-            while True:
+            fh.seek(builder.size)
+            pending = b""
+            while stop is None or builder.size + len(pending) < stop:
                 if cancelled is not None and cancelled():
                     raise LoadCancelled(f"loading {path.name} cancelled")
-                chunk = fh.read(chunk_size)
+                want = chunk_size if stop is None else min(chunk_size, stop - builder.size - len(pending))
+                chunk = fh.read(want)
                 if not chunk:
                     break
-                done += len(chunk)
                 data = pending + chunk if pending else chunk
                 cut = data.rfind(b"\n") + 1
                 if cut:
                     builder.feed(data[:cut], final=False)
                 pending = data[cut:]
                 if progress is not None:
+                    done = builder.size + len(pending)
                     progress(done, max(total, done))
     except OSError as exc:
         raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
+
+
+def load_session_progressive(
+    path: Path,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    chunk_size: int = 8 << 20,
+) -> tuple[SessionTree, SessionBuilder]:
+    """Load in chunks of complete lines, reporting (bytes done, total) and stopping when `cancelled()`."""
+    st = check_readable(path)
+    builder = SessionBuilder()
+    _feed_lines(path, builder, None, progress, cancelled, st.st_size, chunk_size)
     builder.tree.finish_orphans()
     return builder.tree, builder
 
@@ -161,40 +174,14 @@ def load_session_fast(
     from . import tree_cache
 
     cached = tree_cache.load_cached(path)
-    if cached is not None:
-        _feed_rest(path, cached, progress, cancelled)
+    if cached is not None:  # only what was appended since needs parsing
+        _feed_lines(path, cached, None, progress, cancelled, size)
+        cached.tree.finish_orphans()
         return cached.tree, cached
     tree, builder = _load_uncached(path, size, progress, cancelled)
     if save_cache:
         tree_cache.save(path, tree, builder)
     return tree, builder
-
-
-def _feed_rest(
-    path: Path, builder: SessionBuilder, progress: Callable[[int, int], None] | None,
-    cancelled: Callable[[], bool] | None,
-) -> None:
-    """Feed the complete lines after `builder.size` (what a cached tree did not cover)."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(builder.size)
-            pending = b""
-            while True:
-                if cancelled is not None and cancelled():
-                    raise LoadCancelled(f"loading {path.name} cancelled")
-                chunk = fh.read(8 << 20)
-                if not chunk:
-                    break
-                data = pending + chunk if pending else chunk
-                cut = data.rfind(b"\n") + 1
-                if cut:
-                    builder.feed(data[:cut], final=False)
-                pending = data[cut:]
-                if progress is not None:
-                    progress(builder.size, max(builder.size, 1))
-    except OSError as exc:
-        raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
-    builder.tree.finish_orphans()
 
 
 def _load_uncached(
@@ -239,25 +226,10 @@ def _load_uncached(
     reader = threading.Thread(target=_drain, args=(read_fd, received), daemon=True)
     reader.start()
     try:
-        with open(path, "rb") as fh:
-            fh.seek(len(first))
-            done = len(first)
-            pending = b""
-            while done < split:
-                if cancelled is not None and cancelled():
-                    os.kill(pid, 9)
-                    raise LoadCancelled(f"loading {path.name} cancelled")
-                chunk = fh.read(min(8 << 20, split - done))
-                if not chunk:
-                    break
-                done += len(chunk)
-                data = pending + chunk if pending else chunk
-                cut = data.rfind(b"\n") + 1
-                if cut:
-                    builder.feed(data[:cut], final=False)
-                pending = data[cut:]
-                if progress is not None:
-                    progress(done // 2, size)
+        _feed_lines(path, builder, split, progress, cancelled, size)
+    except LoadCancelled:
+        os.kill(pid, 9)
+        raise
     finally:
         reader.join()
         _, status = os.waitpid(pid, 0)
