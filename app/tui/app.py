@@ -372,13 +372,41 @@ class PitreeApp(App[int]):
                         severity="error")
             return False
         if tree.version < 3:
-            self.notify(
-                f"this is a version {tree.version:g} session; Pi rewrites such files to version 3 when it opens them. "
-                "To write here, migrate it first: `pitree branch FILE --to ID --migrate` keeps a backup.",
-                severity="warning", timeout=10,
-            )
+            self._offer_migration(tree)
             return False
         return True
+
+    def _offer_migration(self, tree: SessionTree) -> None:
+        """Pi rewrites pre-v3 files when it opens them; pitree does so only with consent, atomically, with a backup."""
+        from pitree.widgets.confirm_dialog import ConfirmDialog
+
+        question = Text()
+        question.append(f"This is a version {tree.version:g} session.\n\n", "bold")
+        question.append(
+            "Pi itself rewrites such files to version 3 when it opens them. To append here, pitree must do the same: "
+            "it writes the v3 file next to it, syncs it, renames it over the original (atomic) and keeps the original "
+            f"as {self.path.name}.bak-<time>. Entry ids stay as pitree shows them."
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.migrate_file()
+
+        self.push_screen(ConfirmDialog(question, "Migrate (backup kept)"), callback=answered)
+
+    def migrate_file(self) -> None:
+        from pitree.cli_write import WriteError, migrated_bytes
+        from pitree.store.append import AppendError, rewrite_atomically
+
+        try:
+            size = self.path.stat().st_size
+            backup = rewrite_atomically(self.path, migrated_bytes(self.path), expect_size=size)
+        except (WriteError, AppendError, OSError) as exc:
+            self.notify(str(exc), title="not migrated", severity="error", timeout=10)
+            return
+        self.notify(f"migrated to version 3; the original is {backup}. Press Enter again to jump.", timeout=10)
+        if self.live is not None:
+            self.call_later(self.live.check)
 
     def action_label(self) -> None:
         from pitree.widgets.label_dialog import LabelDialog

@@ -303,3 +303,25 @@ async def test_skipped_lines_screen(tmp_path: Path) -> None:
         await pilot.press("escape")
         await pilot.press("question_mark")
         assert isinstance(app.screen, TextScreen)
+
+
+async def test_pre_v3_file_is_migrated_only_with_consent(tmp_path: Path) -> None:
+    from pitree.widgets.confirm_dialog import ConfirmDialog
+
+    path = tmp_path / "old.jsonl"
+    original = (Path(__file__).resolve().parents[1] / "data" / "v1_linear.jsonl").read_bytes()
+    path.write_bytes(original)
+    app = make_app(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        await pilot.press("home", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("escape")  # no consent: nothing changes
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+        assert path.read_bytes() == original and not list(tmp_path.glob("*.bak-*"))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.click("#yes")
+        await until(pilot, lambda: app.stree.version == 3)  # the tail saw the replaced file and reloaded
+        backups = list(tmp_path.glob("old.jsonl.bak-*"))
+        assert len(backups) == 1 and backups[0].read_bytes() == original

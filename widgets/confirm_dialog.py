@@ -1,0 +1,40 @@
+"""`ConfirmDialog`: a yes/no question (the consent for migrating a pre-v3 session); returns True or False."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    DEFAULT_CSS = """
+    ConfirmDialog { align: center middle; }
+    ConfirmDialog > Vertical { width: 80; height: auto; border: thick $warning; background: $surface; padding: 0 1; }
+    ConfirmDialog Horizontal { height: auto; margin-top: 1; }
+    ConfirmDialog Button { margin-right: 1; }
+    """
+    BINDINGS = [Binding("escape", "no", "Cancel")]
+
+    def __init__(self, question: Text, yes: str, no: str = "Cancel") -> None:
+        super().__init__()
+        self.question, self.yes_label, self.no_label = question, yes, no
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.question)
+            with Horizontal():
+                yield Button(self.yes_label, id="yes", variant="warning")
+                yield Button(self.no_label, id="no")
+
+    @on(Button.Pressed, "#yes")
+    def _yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#no")
+    def action_no(self) -> None:
+        self.dismiss(False)
