@@ -49,6 +49,7 @@ def _console() -> Any:
 
     # Piped output is for reading in full (less, grep): no cropping to 80 columns there.
     width = None if sys.stdout.isatty() else 400
+
     class _Console(Console):
         def on_broken_pipe(self) -> None:  # Rich exits 1 here; main() treats a closed pipe as success
             self.quiet = True

@@ -127,9 +127,14 @@ def cmd_branch(args: argparse.Namespace) -> int:
     text = None
     if plan.needs_editor_text:
         text = editor_text(EntryReader(path, tree).entry(target))
+    result: dict[str, Any]
     if plan.noop:
-        result = {"appended": None, "leaf": tree.leaf.id if tree.leaf else None, "editorText": text,
-                  "message": "the leaf is already there; nothing written"}
+        result = {
+            "appended": None,
+            "leaf": tree.leaf.id if tree.leaf else None,
+            "editorText": text,
+            "message": "the leaf is already there; nothing written",
+        }
         _print(args, result)
         return 0
     for warning in write_warnings(path):
@@ -144,8 +149,12 @@ def cmd_branch(args: argparse.Namespace) -> int:
     _confirm(f"Append a {entry['type']} entry to {path.name} so Pi continues at {where}?", args.yes)
     _append(path, entry, size)
     result = {
-        "appended": {"id": entry["id"], "type": entry["type"], "parentId": entry["parentId"],
-                     "fromId": entry.get("fromId", entry.get("data", {}).get("fromId"))},
+        "appended": {
+            "id": entry["id"],
+            "type": entry["type"],
+            "parentId": entry["parentId"],
+            "fromId": entry.get("fromId", entry.get("data", {}).get("fromId")),
+        },
         "leaf": entry["id"],
         "editorText": text,
     }
@@ -172,8 +181,14 @@ def cmd_label(args: argparse.Namespace) -> int:
     entry = label_entry(tree, target, label)
     _confirm(f"Append a label entry to {path.name}?", args.yes)
     _append(path, entry, size)
-    _print(args, {"appended": {"id": entry["id"], "type": "label", "parentId": entry["parentId"]},
-                  "targetId": target.id, "label": label})
+    _print(
+        args,
+        {
+            "appended": {"id": entry["id"], "type": "label", "parentId": entry["parentId"]},
+            "targetId": target.id,
+            "label": label,
+        },
+    )
     return 0
 
 
@@ -199,8 +214,12 @@ def add_write_commands(sub: Any) -> None:
     p = sub.add_parser("branch", help="move the leaf to an entry (persisted: a branch summary or a marker)")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--to", required=True, metavar="ID", help="entry id or unique prefix to jump to")
-    p.add_argument("--summary", choices=SUMMARIZERS, default="extractive",
-                   help="summary of the abandoned path (default: extractive, offline)")
+    p.add_argument(
+        "--summary",
+        choices=SUMMARIZERS,
+        default="extractive",
+        help="summary of the abandoned path (default: extractive, offline)",
+    )
     p.add_argument("--instructions", metavar="TEXT", help="extra focus for a model summary (Pi's custom instructions)")
     p.add_argument("--model", metavar="M", help="model for openai/anthropic summaries")
     p.add_argument("--migrate", action="store_true", help="allow rewriting a pre-v3 file as v3 first (backup kept)")

@@ -162,8 +162,9 @@ def _check(name: str, value: object, where: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{where}: must be a whole number of tokens, not {value!r}")
         if value < (1 if name == "context_window" else 0):
-            raise ConfigError(f"{where}: must be {'positive' if name == 'context_window' else '0 or more'}, "
-                              f"not {value}")
+            raise ConfigError(
+                f"{where}: must be {'positive' if name == 'context_window' else '0 or more'}, not {value}"
+            )
         return value
     if not isinstance(value, str):
         raise ConfigError(f"{where}: must be a string, not {type(value).__name__}")
@@ -214,8 +215,9 @@ def _read_file(path: Path) -> tuple[bytes | None, os.stat_result | None]:
         raise ConfigError(f"{path}: {exc.strerror or exc}") from None
 
 
-def load_config(path: Path | None = None, env: Mapping[str, str] | None = None,
-                overrides: Mapping[str, object] | None = None) -> Config:
+def load_config(
+    path: Path | None = None, env: Mapping[str, str] | None = None, overrides: Mapping[str, object] | None = None
+) -> Config:
     """The settings from defaults, the file, the environment and `overrides` (highest), checked.
 
     `path` defaults to `default_config_path(env)`; a missing file is fine. `env` defaults to os.environ.
@@ -244,8 +246,9 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None,
         settings[name] = _check(name, value, f"--{name.replace('_', '-')}")
     config = Config(**settings, path=path if found else None, warnings=warnings)
     if config.reserve_tokens >= config.context_window:
-        raise ConfigError(f"reserve_tokens ({config.reserve_tokens}) must be smaller than context_window "
-                          f"({config.context_window})")
+        raise ConfigError(
+            f"reserve_tokens ({config.reserve_tokens}) must be smaller than context_window ({config.context_window})"
+        )
     return config
 
 
@@ -259,8 +262,10 @@ def make_backend(config: Config) -> Backend:
     if not key:
         if not base_url:
             var = "OPENAI_API_KEY" if name == "openai" else "ANTHROPIC_API_KEY"
-            raise BackendError(f"{name}: no API key: set {var}, or api_key in the [{name}] table of "
-                               f"{config.path or default_config_path()}")
+            raise BackendError(
+                f"{name}: no API key: set {var}, or api_key in the [{name}] table of "
+                f"{config.path or default_config_path()}"
+            )
         key = "not-needed"  # a local OpenAI- or Anthropic-compatible server that takes no key
     model = config.model_for(name)
     if name == "openai":

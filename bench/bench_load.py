@@ -68,7 +68,8 @@ def table(results: list[dict]) -> str:
     ]
     for r in results:
         pi = f"{fmt_s(r['pi_s'])} ({fmt_s(r['pi_open_tree_s'])})" if "pi_s" in r else "n/a"
-        def ratio(key: str) -> str:
+
+        def ratio(key: str, r: dict = r) -> str:
             if "pi_s" not in r:
                 return "n/a"
             return f"{r['pi_s'] / r[key]:.2f}× ({r['pi_open_tree_s'] / r[key]:.2f}×)"

@@ -57,9 +57,15 @@ async def measure(rate: int, seconds: float, base: Path) -> tuple[float, float, 
                 while (delay := target - time.perf_counter()) > 0:
                     await asyncio.sleep(min(delay, 0.005))
                 eid = f"t{rate:03d}{i:04d}"
-                line = orjson.dumps({"type": "message", "id": eid, "parentId": parent,
-                                     "timestamp": "2026-12-01T00:00:00.000Z",
-                                     "message": {"role": "user", "content": [{"type": "text", "text": f"tail {i}"}]}})
+                line = orjson.dumps(
+                    {
+                        "type": "message",
+                        "id": eid,
+                        "parentId": parent,
+                        "timestamp": "2026-12-01T00:00:00.000Z",
+                        "message": {"role": "user", "content": [{"type": "text", "text": f"tail {i}"}]},
+                    }
+                )
                 written[eid] = time.perf_counter()
                 fh.write(line + b"\n")
                 parent = eid

@@ -94,7 +94,10 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    print("| entries | file | first screen (pilot / tmux) | move | page | fold | filter change | search | peak RSS (× file) |")
+    print(
+        "| entries | file | first screen (pilot / tmux) | move | page | fold | filter change | search "
+        "| peak RSS (× file) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for n in (int(x) for x in args.sizes.split(",")):
         path = session(n)
@@ -103,9 +106,9 @@ def main() -> int:
         for _ in range(args.runs):
             # A fresh process per run: peak memory is per process.
             code = (
-                "import asyncio, json, sys; sys.path.insert(0, %r); import bench_tui; "
-                "print(json.dumps(asyncio.run(bench_tui.pilot_run(__import__('pathlib').Path(%r)))))"
-            ) % (str(Path(__file__).parent), str(path))
+                f"import asyncio, json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import bench_tui; "
+                f"print(json.dumps(asyncio.run(bench_tui.pilot_run(__import__('pathlib').Path({str(path)!r})))))"
+            )
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
             if out.returncode != 0:
                 print(out.stderr[-2000:], file=sys.stderr)

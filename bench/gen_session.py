@@ -51,20 +51,65 @@ _TOOL_WEIGHTS = (35, 25, 20, 10, 10)
 _PROJECTS = ("acme-api", "pi-mono", "ledger", "weather-cli", "shopfront", "datapipe")
 _DIRS = ("src", "src/core", "src/tools", "src/ui", "src/store", "tests", "tests/unit", "docs", "scripts")
 _STEMS = (
-    "session-manager", "agent-session", "index", "config", "utils", "tree-view", "parser", "render",
-    "compaction", "messages", "bash-executor", "settings", "theme", "auth", "client", "server", "queue",
-    "cache", "logger", "cli", "router", "schema", "migrate", "export-html", "footer", "editor",
+    "session-manager",
+    "agent-session",
+    "index",
+    "config",
+    "utils",
+    "tree-view",
+    "parser",
+    "render",
+    "compaction",
+    "messages",
+    "bash-executor",
+    "settings",
+    "theme",
+    "auth",
+    "client",
+    "server",
+    "queue",
+    "cache",
+    "logger",
+    "cli",
+    "router",
+    "schema",
+    "migrate",
+    "export-html",
+    "footer",
+    "editor",
 )
 _EXTS = (".ts", ".ts", ".ts", ".py", ".md", ".json")
 _COMMANDS = (
-    "npm run check", "npm test", "git status", "git diff --stat", "git log --oneline -n 20",
-    "ls -la src", "rg -n 'SessionManager' src", "pytest -q tests/unit", "npx tsc --noEmit",
-    "cat package.json", "node dist/cli.js --help", "git checkout -b refactor", "wc -l src/**/*.ts",
-    "find src -name '*.ts' -newer package.json", "npm run build 2>&1 | tail -40", "make test",
+    "npm run check",
+    "npm test",
+    "git status",
+    "git diff --stat",
+    "git log --oneline -n 20",
+    "ls -la src",
+    "rg -n 'SessionManager' src",
+    "pytest -q tests/unit",
+    "npx tsc --noEmit",
+    "cat package.json",
+    "node dist/cli.js --help",
+    "git checkout -b refactor",
+    "wc -l src/**/*.ts",
+    "find src -name '*.ts' -newer package.json",
+    "npm run build 2>&1 | tail -40",
+    "make test",
 )
 _GREP_PATTERNS = (
-    "getTree", "appendMessage", "TODO", "leafId", "export function", "class .*Selector", "parentId",
-    "firstKeptEntryId", "import .* from", "thinkingLevel", "onKey", "renderLine",
+    "getTree",
+    "appendMessage",
+    "TODO",
+    "leafId",
+    "export function",
+    "class .*Selector",
+    "parentId",
+    "firstKeptEntryId",
+    "import .* from",
+    "thinkingLevel",
+    "onKey",
+    "renderLine",
 )
 _ERRORS = (
     '400 {"type":"error","error":{"type":"invalid_request_error","message":"messages.41: `tool_use` ids were '
@@ -76,8 +121,12 @@ _ERRORS = (
 )
 _LABELS = ("checkpoint", "before-refactor", "good", "bug-repro", "api-v2", "try-this", "baseline", "wip")
 _NAMES = (
-    "Refactor session manager", "Port tree selector", "Fix compaction cut point", "Add HTML export",
-    "Investigate flaky tests", "Theme cleanup",
+    "Refactor session manager",
+    "Port tree selector",
+    "Fix compaction cut point",
+    "Add HTML export",
+    "Investigate flaky tests",
+    "Theme cleanup",
 )
 
 
@@ -104,13 +153,33 @@ def _mix32(x: int) -> int:
 
 _VERBS = ("refactor", "update", "move", "extract", "rename", "inline", "check", "fix", "test", "split", "wire up")
 _NOUNS = (
-    "session header", "tree builder", "label map", "leaf pointer", "compaction entry", "tool call", "render loop",
-    "selector", "branch summary", "event handler", "settings file", "parser", "cache", "keybinding", "footer",
+    "session header",
+    "tree builder",
+    "label map",
+    "leaf pointer",
+    "compaction entry",
+    "tool call",
+    "render loop",
+    "selector",
+    "branch summary",
+    "event handler",
+    "settings file",
+    "parser",
+    "cache",
+    "keybinding",
+    "footer",
 )
 _CLAUSES = (
-    "the tree stays consistent", "we avoid a second pass", "the tests keep passing", "nothing is rebuilt twice",
-    "the leaf follows the last entry", "labels survive a reload", "we do not block the UI thread",
-    "older files still load", "the output matches Pi exactly", "the diff stays small",
+    "the tree stays consistent",
+    "we avoid a second pass",
+    "the tests keep passing",
+    "nothing is rebuilt twice",
+    "the leaf follows the last entry",
+    "labels survive a reload",
+    "we do not block the UI thread",
+    "older files still load",
+    "the output matches Pi exactly",
+    "the diff stays small",
 )
 _IDENTS = ("entry", "node", "children", "leafId", "byId", "label", "path", "result", "tokens", "summary", "ctx")
 
@@ -129,10 +198,14 @@ def _build_prose(rng: random.Random, size: int) -> str:
                 for _ in range(rng.randint(2, 5))
             )
         elif r < 0.38:
-            part = "```ts\n" + "".join(
-                f"\tconst {rng.choice(_IDENTS)} = this.{rng.choice(_IDENTS)}.get({rng.choice(_IDENTS)});\n"
-                for _ in range(rng.randint(2, 6))
-            ) + "```\n"
+            part = (
+                "```ts\n"
+                + "".join(
+                    f"\tconst {rng.choice(_IDENTS)} = this.{rng.choice(_IDENTS)}.get({rng.choice(_IDENTS)});\n"
+                    for _ in range(rng.randint(2, 6))
+                )
+                + "```\n"
+            )
         elif r < 0.42:
             part = "| Step | Status |\n|------|--------|\n" + "".join(
                 f"| {rng.choice(_VERBS)} {rng.choice(_NOUNS)} | {rng.choice(('✅', '⏳', '❌'))} |\n"
@@ -154,11 +227,10 @@ def _build_prose(rng: random.Random, size: int) -> str:
                     )
                 elif s < 0.95:
                     sentences.append(
-                        f"Let me {rng.choice(_VERBS)} the {rng.choice(_NOUNS)} and make sure "
-                        f"{rng.choice(_CLAUSES)}."
+                        f"Let me {rng.choice(_VERBS)} the {rng.choice(_NOUNS)} and make sure {rng.choice(_CLAUSES)}."
                     )
                 else:
-                    sentences.append(f"Note: the café-style \"{rng.choice(_NOUNS)}\" wording is intentional.")
+                    sentences.append(f'Note: the café-style "{rng.choice(_NOUNS)}" wording is intentional.')
             part = " ".join(sentences) + "\n"
         out.append(part + "\n")
         total += len(part) + 1
@@ -210,7 +282,14 @@ class _Gen:
     """Writes one session; all state for the tree is the current path plus one kind byte per entry."""
 
     def __init__(
-        self, fh: BinaryIO, n: int, shape: str, branches: int, compactions: int, labels: int, seed: int,
+        self,
+        fh: BinaryIO,
+        n: int,
+        shape: str,
+        branches: int,
+        compactions: int,
+        labels: int,
+        seed: int,
         avg_bytes: int,
     ) -> None:
         self.fh = fh
@@ -241,8 +320,10 @@ class _Gen:
         project = self.rng.choice(_PROJECTS)
         self.cwd = f"/home/dev/work/{project}"
         self.files = [
-            f"{self.cwd}/{d}/{s}{e}" for d in _DIRS for s in self.rng.sample(_STEMS, 6) for e in
-            (self.rng.choice(_EXTS),)
+            f"{self.cwd}/{d}/{s}{e}"
+            for d in _DIRS
+            for s in self.rng.sample(_STEMS, 6)
+            for e in (self.rng.choice(_EXTS),)
         ]
 
     # -------------------------------------------------------------------------------- primitives
@@ -334,8 +415,14 @@ class _Gen:
             "cacheWrite": cw * p_cw / 1e6 or 0,
         }
         cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"] or 0
-        return {"input": inp, "output": out, "cacheRead": cr, "cacheWrite": cw, "totalTokens": inp + out + cr + cw,
-                "cost": cost}
+        return {
+            "input": inp,
+            "output": out,
+            "cacheRead": cr,
+            "cacheWrite": cw,
+            "totalTokens": inp + out + cr + cw,
+            "cost": cost,
+        }
 
     def _assistant(self, content: list[dict[str, Any]], stop: str, error: str | None = None) -> int:
         started = self.clock
@@ -370,8 +457,7 @@ class _Gen:
             if self.rng.random() < 0.004:
                 data = b"\x89PNG\r\n\x1a\n" + self.rng.randbytes(self.rng.randint(600, 3000))
                 content.append({"type": "image", "data": base64.b64encode(data).decode(), "mimeType": "image/png"})
-        self._emit("message", {"message": {"role": "user", "content": content, "timestamp": self.clock - 12}},
-                   _K_USER)
+        self._emit("message", {"message": {"role": "user", "content": content, "timestamp": self.clock - 12}}, _K_USER)
 
     def _thinking_block(self, frac: float) -> dict[str, Any]:
         sig = base64.b64encode(self.rng.randbytes(self.rng.randint(60, 400))).decode()
@@ -424,19 +510,30 @@ class _Gen:
                 text = self.code(self._len(2.2, 50_000, 40))
                 if r < 0.06:
                     lines = text.count("\n") + 1
-                    details = {"truncation": {
-                        "content": text, "truncated": True, "truncatedBy": "lines", "totalLines": lines * 3,
-                        "totalBytes": len(text) * 3, "outputLines": lines, "outputBytes": len(text),
-                        "lastLinePartial": False, "firstLineExceedsLimit": False, "maxLines": 2000,
-                        "maxBytes": 51_200,
-                    }}
+                    details = {
+                        "truncation": {
+                            "content": text,
+                            "truncated": True,
+                            "truncatedBy": "lines",
+                            "totalLines": lines * 3,
+                            "totalBytes": len(text) * 3,
+                            "outputLines": lines,
+                            "outputBytes": len(text),
+                            "lastLinePartial": False,
+                            "firstLineExceedsLimit": False,
+                            "maxLines": 2000,
+                            "maxBytes": 51_200,
+                        }
+                    }
         elif name == "write":
             text = f"Successfully wrote {len(args['content'])} bytes to {args['path']}"
         elif name == "edit":
             if r < 0.08:
                 error, details = True, {}
-                text = (f"Could not find the exact text in {args['path']}. The old text must match exactly "
-                        "including all whitespace and newlines.")
+                text = (
+                    f"Could not find the exact text in {args['path']}. The old text must match exactly "
+                    "including all whitespace and newlines."
+                )
             else:
                 n_edits = len(args["edits"])
                 text = f"Successfully replaced {n_edits} block(s) in {args['path']}."
@@ -448,8 +545,11 @@ class _Gen:
                 diff.append("     ...")
                 details = {"diff": "\n".join(diff), "firstChangedLine": first}
         elif name == "bash":
-            text = self.code(self._len(0.6, 30_000, 0)) if self.rng.random() < 0.5 else self.prose(
-                self._len(0.4, 20_000, 1))
+            text = (
+                self.code(self._len(0.6, 30_000, 0))
+                if self.rng.random() < 0.5
+                else self.prose(self._len(0.4, 20_000, 1))
+            )
             if r < 0.1:
                 error = True
                 text += "\n\nCommand exited with code 1"
@@ -460,7 +560,9 @@ class _Gen:
                 rows = []
                 for _ in range(max(1, self._len(0.02, 100, 1))):
                     line = self.code(self.rng.randint(20, 100)).split("\n", 1)[0]
-                    rows.append(f"{self.rng.choice(self.files)[len(self.cwd) + 1:]}:{self.rng.randint(1, 900)}: {line}")
+                    rows.append(
+                        f"{self.rng.choice(self.files)[len(self.cwd) + 1 :]}:{self.rng.randint(1, 900)}: {line}"
+                    )
                 text = "\n".join(rows)
         msg: dict[str, Any] = {
             "role": "toolResult",
@@ -495,8 +597,14 @@ class _Gen:
                 calls = []
                 for _ in range(self.rng.choice((1, 1, 1, 1, 1, 2, 2, 3))):
                     name = self.rng.choices(_TOOLS, _TOOL_WEIGHTS)[0]
-                    calls.append({"type": "toolCall", "id": self._tool_call_id(), "name": name,
-                                  "arguments": self._tool_args(name)})
+                    calls.append(
+                        {
+                            "type": "toolCall",
+                            "id": self._tool_call_id(),
+                            "name": name,
+                            "arguments": self._tool_args(name),
+                        }
+                    )
                 self._assistant(content + calls, "toolUse")
                 for call in calls:
                     self._tool_result(call)
@@ -511,8 +619,11 @@ class _Gen:
         parts = [
             "## Goal\n" + self.prose(max(40, n // 8)),
             "## Constraints & Preferences\n- " + self.prose(max(30, n // 10)),
-            "## Progress\n### Done\n- [x] " + self.prose(max(30, n // 6)) + "\n\n### In Progress\n- [ ] "
-            + self.prose(max(20, n // 10)) + "\n\n### Blocked\n- (none)",
+            "## Progress\n### Done\n- [x] "
+            + self.prose(max(30, n // 6))
+            + "\n\n### In Progress\n- [ ] "
+            + self.prose(max(20, n // 10))
+            + "\n\n### Blocked\n- (none)",
             "## Key Decisions\n- **" + self.rng.choice(_NOUNS).title() + "**: " + self.prose(max(30, n // 8)),
             "## Next Steps\n1. " + self.prose(max(20, n // 10)),
             "## Critical Context\n" + self.prose(max(20, n // 8)),
@@ -549,12 +660,16 @@ class _Gen:
         tiny = self.shape == "tiny"
         size = 60 if tiny else self._len(3.0, 20_000, 300)
         summary = self._structured_summary(size, [] if tiny else read, [] if tiny else modified)
-        self._emit("compaction", {
-            "summary": summary,
-            "firstKeptEntryId": self._id(kept),
-            "tokensBefore": self.rng.randint(120_000, 195_000),
-            "details": {"readFiles": read, "modifiedFiles": modified},
-        }, _K_COMPACTION)
+        self._emit(
+            "compaction",
+            {
+                "summary": summary,
+                "firstKeptEntryId": self._id(kept),
+                "tokensBefore": self.rng.randint(120_000, 195_000),
+                "details": {"readFiles": read, "modifiedFiles": modified},
+            },
+            _K_COMPACTION,
+        )
         self.ctx = len(summary) // 4 + 2000
         self.cached = 0
         self.reads.clear()
@@ -584,13 +699,19 @@ class _Gen:
             self._tick(5_000, 60_000)
             tiny = self.shape == "tiny"
             n = 40 if tiny else self._len(1.2, 8000, 200)
-            summary = ("The user explored a different conversation branch before returning here.\n"
-                       "Summary of that exploration:\n\n" + self._structured_summary(n, read, modified))
-            self._emit("branch_summary", {
-                "fromId": self._id(old_leaf),
-                "summary": summary,
-                "details": {"readFiles": read, "modifiedFiles": modified},
-            }, _K_SUMMARY)
+            summary = (
+                "The user explored a different conversation branch before returning here.\n"
+                "Summary of that exploration:\n\n" + self._structured_summary(n, read, modified)
+            )
+            self._emit(
+                "branch_summary",
+                {
+                    "fromId": self._id(old_leaf),
+                    "summary": summary,
+                    "details": {"readFiles": read, "modifiedFiles": modified},
+                },
+                _K_SUMMARY,
+            )
             self.stats["branch_summaries"] += 1
         return True
 
@@ -636,10 +757,20 @@ class _Gen:
             command = self.rng.choice(_COMMANDS)
             code = self.rng.random() < 0.2
             output = self.code(self._len(0.5, 8000, 0))
-            self._emit("message", {"message": {
-                "role": "bashExecution", "command": command, "output": output, "exitCode": 1 if code else 0,
-                "cancelled": False, "truncated": False, "timestamp": self.clock,
-            }})
+            self._emit(
+                "message",
+                {
+                    "message": {
+                        "role": "bashExecution",
+                        "command": command,
+                        "output": output,
+                        "exitCode": 1 if code else 0,
+                        "cancelled": False,
+                        "truncated": False,
+                        "timestamp": self.clock,
+                    }
+                },
+            )
 
     # -------------------------------------------------------------------------------- shapes
 
@@ -651,12 +782,10 @@ class _Gen:
         if r < 0.12:
             # Small token counts keep the one big field, usage, short.
             self.ctx = self.cached = 0
-            self._assistant([{"type": "text", "text": self.rng.choice(("Done.", "OK.", "Fixed.", "Yes."))}],
-                            "stop")
+            self._assistant([{"type": "text", "text": self.rng.choice(("Done.", "OK.", "Fixed.", "Yes."))}], "stop")
         elif r < 0.55:
             self._tick(10, 2_000)
-            self._emit("custom_message", {"customType": "note", "content": self.rng.choice(_IDENTS),
-                                          "display": True})
+            self._emit("custom_message", {"customType": "note", "content": self.rng.choice(_IDENTS), "display": True})
 
     def write_header(self) -> int:
         ms = self.clock
@@ -759,8 +888,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     stats = generate(
-        args.out, args.entries, shape=args.shape, branches=args.branches, compactions=args.compactions,
-        labels=args.labels, seed=args.seed, avg_bytes=args.avg_bytes,
+        args.out,
+        args.entries,
+        shape=args.shape,
+        branches=args.branches,
+        compactions=args.compactions,
+        labels=args.labels,
+        seed=args.seed,
+        avg_bytes=args.avg_bytes,
     )
     stats["seconds"] = round(time.perf_counter() - started, 3)
     sys.stdout.write(orjson.dumps(stats).decode() + "\n")

@@ -78,11 +78,7 @@ def js_dumps(value: Any) -> str:
         return "[" + ",".join(js_dumps(v) for v in value) + "]"
     if isinstance(value, dict):
         # JSON.stringify drops keys whose value is undefined; None stands for undefined only via omission.
-        return (
-            "{"
-            + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{js_dumps(v)}" for k, v in value.items())
-            + "}"
-        )
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{js_dumps(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
@@ -123,9 +119,7 @@ def pi_diff(old: str, new: str, context: int = 4) -> tuple[str, int | None]:
     # jsdiff's lines: a final newline ends the last line rather than starting an empty one.
     old_lines, new_lines = old.removesuffix("\n").split("\n"), new.removesuffix("\n").split("\n")
     parts: list[tuple[str, list[str]]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
-        None, old_lines, new_lines, autojunk=False
-    ).get_opcodes():
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
         if tag == "equal":
             parts.append(("=", old_lines[i1:i2]))
         if tag in ("replace", "delete"):
@@ -183,12 +177,7 @@ def tiny_png(rows: list[str], palette: dict[str, tuple[int, int, int]], scale: i
 
     width, height = len(rows[0]) * scale, len(rows) * scale
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", ihdr)
-        + chunk(b"IDAT", zlib.compress(raw, 9))
-        + chunk(b"IEND", b"")
-    )
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
 
 
 GLYPHS = {  # 3×5 pixel glyphs; "d" blocks stand in for text too small to draw
@@ -333,9 +322,7 @@ class Session:
             "cacheRead": cached,
         }
         tokens["cacheWrite"] = fresh - tokens["input"]
-        tokens["totalTokens"] = (
-            tokens["input"] + tokens["output"] + tokens["cacheRead"] + tokens["cacheWrite"]
-        )
+        tokens["totalTokens"] = tokens["input"] + tokens["output"] + tokens["cacheRead"] + tokens["cacheWrite"]
         # The same float arithmetic as pi-ai's calculateCost, so the digits match what Pi writes.
         cost = {k: (PRICE[k] / 1000000) * tokens[k] for k in ("input", "output", "cacheRead", "cacheWrite")}
         cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
@@ -346,9 +333,7 @@ class Session:
     def user(self, text: str, after: float, image: bytes | None = None) -> str:
         content: list[dict[str, Any]] = [{"type": "text", "text": text}]
         if image is not None:
-            content.append(
-                {"type": "image", "data": base64.b64encode(image).decode(), "mimeType": "image/png"}
-            )
+            content.append({"type": "image", "data": base64.b64encode(image).decode(), "mimeType": "image/png"})
         msg: dict[str, Any] = {"role": "user", "content": content}
         eid = self.add("message", {"message": msg}, after)
         msg["timestamp"] = self.by_id[eid].ms - self.rng.randint(3, 19)
@@ -415,9 +400,7 @@ class Session:
         return eid
 
     def reply(self, text: str, thinking: str | None = None) -> str:
-        blocks = ([{"type": "thinking", "thinking": thinking}] if thinking else []) + [
-            {"type": "text", "text": text}
-        ]
+        blocks = ([{"type": "thinking", "thinking": thinking}] if thinking else []) + [{"type": "text", "text": text}]
         return self.assistant(blocks, "stop")
 
     def tools(
@@ -1084,8 +1067,7 @@ BASH: dict[str, Callable[[Session], tuple[str, int, float]]] = {
         2.4,
     ),
     "python -m pytest -q && python -m weather.cli now Boston --units imperial": lambda s: (
-        pytest_ok({"tests/test_api.py": 4, "tests/test_cache.py": 4}, 0.08)(s)[0]
-        + "Boston, US: 41.4 °F, wind 9 mph\n",
+        pytest_ok({"tests/test_api.py": 4, "tests/test_cache.py": 4}, 0.08)(s)[0] + "Boston, US: 41.4 °F, wind 9 mph\n",
         0,
         2.1,
     ),
@@ -1365,10 +1347,7 @@ def build() -> tuple[dict[str, Any], Session, dict[str, str]]:
         [
             (
                 "bash",
-                {
-                    "command": "LANG=C python -m weather.cli now Berlin; "
-                    "python -m weather.cli now Berlin | cat"
-                },
+                {"command": "LANG=C python -m weather.cli now Berlin; python -m weather.cli now Berlin | cat"},
             )
         ]
     )
@@ -1522,9 +1501,7 @@ def build() -> tuple[dict[str, Any], Session, dict[str, str]]:
             ),
         ]
     )
-    s.tools(
-        [("bash", {"command": "python -m pytest -q && python -m weather.cli now Boston --units imperial"})]
-    )
+    s.tools([("bash", {"command": "python -m pytest -q && python -m weather.cli now Boston --units imperial"})])
     anchors["leaf"] = s.reply(
         "`--units imperial` asks open-meteo for °F and mph directly (no conversion on our side):\n\n```\n"
         "$ weather now Boston --units imperial\nBoston, US: 41.4 °F, wind 9 mph\n```\n\nImperial answers are "
@@ -1549,8 +1526,4 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(
-        Path(sys.argv[1])
-        if len(sys.argv) > 1
-        else Path(__file__).resolve().parents[1] / "assets" / "demo.jsonl"
-    )
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "assets" / "demo.jsonl")

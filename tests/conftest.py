@@ -16,8 +16,15 @@ from tests.sessions import write_session
 os.environ["PITREE_CACHE_DIR"] = tempfile.mkdtemp(prefix="pitree-test-cache-")
 # Nor the user's ~/.config/pitree/config.toml, nor their API keys.
 os.environ["PITREE_CONFIG"] = os.path.join(tempfile.mkdtemp(prefix="pitree-test-config-"), "config.toml")
-for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "PITREE_SUMMARIZER",
-             "PITREE_MODEL", "PITREE_TIMEOUT"):
+for _var in (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "PITREE_SUMMARIZER",
+    "PITREE_MODEL",
+    "PITREE_TIMEOUT",
+):
     os.environ.pop(_var, None)
 
 REPO = Path(__file__).resolve().parents[1]

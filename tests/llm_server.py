@@ -29,8 +29,13 @@ from typing import Any, Literal
 Kind = Literal["ok", "status", "hang", "disconnect", "error_event"]
 
 _ANTHROPIC_ERROR_TYPES = {
-    400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-    404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error",
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
 }
 
 
@@ -62,8 +67,7 @@ def disconnect(after: int = 1, text: str = "one two three four") -> Behaviour:
 
 
 def error_event(after: int = 1, message: str = "Overloaded", code: int = 529) -> Behaviour:
-    return Behaviour("error_event", text="one two three four", chunks=4, after=after, status=code,
-                     message=message)
+    return Behaviour("error_event", text="one two three four", chunks=4, after=after, status=code, message=message)
 
 
 @dataclass
@@ -226,8 +230,7 @@ class _Server(ThreadingHTTPServer):
 
 def _error_body(proto: str, code: int, message: str) -> dict[str, Any]:
     if proto == "openai":
-        return {"error": {"message": message, "type": "invalid_request_error", "param": None,
-                          "code": str(code)}}
+        return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": str(code)}}
     kind = _ANTHROPIC_ERROR_TYPES.get(code, "api_error")
     return {"type": "error", "error": {"type": kind, "message": message}}
 
@@ -240,13 +243,24 @@ def _stream_error(proto: str, code: int, message: str) -> tuple[str | None, str]
 
 def _full_body(proto: str, model: str, text: str) -> dict[str, Any]:
     if proto == "openai":
-        return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                             "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
-    return {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5}}
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+    return {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
 
 
 Event = tuple[str | None, str]
@@ -255,31 +269,53 @@ Event = tuple[str | None, str]
 def _stream_events(proto: str, model: str, pieces: list[str]) -> tuple[list[Event], list[Event], list[Event]]:
     """(opening events, one event per text piece, closing events) of a streamed answer."""
     if proto == "openai":
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> Event:
-            return None, json.dumps({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
-                                     "model": model,
-                                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 
-        return ([chunk({"role": "assistant", "content": ""})],
-                [chunk({"content": p}) for p in pieces],
-                [chunk({}, "stop"), (None, "[DONE]")])
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> Event:
+            return None, json.dumps(
+                {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": model,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                }
+            )
+
+        return (
+            [chunk({"role": "assistant", "content": ""})],
+            [chunk({"content": p}) for p in pieces],
+            [chunk({}, "stop"), (None, "[DONE]")],
+        )
 
     def event(name: str, payload: dict[str, Any]) -> Event:
         return name, json.dumps({"type": name, **payload})
 
     head = [
-        event("message_start", {"message": {
-            "id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        event(
+            "message_start",
+            {
+                "message": {
+                    "id": "msg_fake",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 1},
+                }
+            },
+        ),
         event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
         event("ping", {}),
     ]
-    deltas = [event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": p}})
-              for p in pieces]
+    deltas = [event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": p}}) for p in pieces]
     tail = [
         event("content_block_stop", {"index": 0}),
-        event("message_delta", {"delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                "usage": {"output_tokens": 5}}),
+        event(
+            "message_delta",
+            {"delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 5}},
+        ),
         event("message_stop", {}),
     ]
     return head, deltas, tail
@@ -304,8 +340,9 @@ class FakeLLMServer:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.state = self._state
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-llm-server", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-llm-server", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:

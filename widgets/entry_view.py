@@ -81,8 +81,9 @@ class EntryView(VerticalScroll, can_focus=True):
     class Loaded(Message, bubble=False):
         """Posted by the worker when an entry's parts are ready."""
 
-        def __init__(self, request: int, parts: list[Part], stop_reason: Any, counting: bool,
-                     painted: threading.Event) -> None:
+        def __init__(
+            self, request: int, parts: list[Part], stop_reason: Any, counting: bool, painted: threading.Event
+        ) -> None:
             self.request, self.parts, self.stop_reason, self.counting = request, parts, stop_reason, counting
             self.painted = painted  # set once the parts are on screen
             super().__init__()
@@ -154,8 +155,7 @@ class EntryView(VerticalScroll, can_focus=True):
         self._set_body([Static(Text(f"loading line {node.line:,} …"), classes="loading", markup=False)])
         self._load(self._request, node, tree, reader, self.raw)
 
-    @work(thread=True, exclusive=True, group="entry", description="reading the selected entry",
-          exit_on_error=False)
+    @work(thread=True, exclusive=True, group="entry", description="reading the selected entry", exit_on_error=False)
     def _load(self, request: int, node: Node, tree: SessionTree, reader: EntryReader, raw: bool) -> None:
         worker = get_current_worker()
         entry: Any = None
@@ -172,8 +172,9 @@ class EntryView(VerticalScroll, can_focus=True):
         except SessionFileError as exc:
             parts = [Text(make_safe(str(exc)), "bold red")]
         except Exception as exc:  # a bad entry must never take the explorer down
-            parts = [Text(f"pitree could not show this entry ({type(exc).__name__}: {make_safe(str(exc))})",
-                          "bold red")]
+            parts = [
+                Text(f"pitree could not show this entry ({type(exc).__name__}: {make_safe(str(exc))})", "bold red")
+            ]
         if not raw and entry is None:
             parts.append(Text("the raw line may still show (r)", "dim"))
         text = token_text(entry)
@@ -226,8 +227,7 @@ class EntryView(VerticalScroll, can_focus=True):
         if not isinstance(part, Fold):
             return Static(part, markup=False)
         if not part.collapsed:
-            return Collapsible(*(Static(p, markup=False) for p in part.body), title=part.title,
-                               collapsed=False)
+            return Collapsible(*(Static(p, markup=False) for p in part.body), title=part.title, collapsed=False)
         # A collapsed body is mounted when first opened: Textual measures hidden children too.
         fold = Collapsible(title=part.title, collapsed=True)
         self._fold_bodies[fold] = part.body
@@ -245,5 +245,3 @@ class EntryView(VerticalScroll, can_focus=True):
         self._fold_bodies = {fold: b for fold, b in self._fold_bodies.items() if fold in widgets}
         if widgets:
             body.mount_all(widgets)
-
-

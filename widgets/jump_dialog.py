@@ -11,6 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitree.session.text import make_safe
+from pitree.session.tree import SessionTree
+from pitree.store.session_file import EntryReader, SessionFileError
+from pitree.summary.jump import JumpPlan, editor_text, marker_entry, summary_entry
+from pitree.summary.run import SummaryJob, extractive_summary, finish_model_summary, prepare_job, stream_model_summary
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,12 +25,6 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, LoadingIndicator, Select, Static, TextArea
 from textual.worker import get_current_worker
-
-from pitree.session.text import make_safe
-from pitree.session.tree import SessionTree
-from pitree.store.session_file import EntryReader, SessionFileError
-from pitree.summary.jump import JumpPlan, editor_text, marker_entry, summary_entry
-from pitree.summary.run import SummaryJob, extractive_summary, finish_model_summary, prepare_job, stream_model_summary
 
 
 class JumpDialog(ModalScreen[dict[str, Any] | None]):
@@ -56,7 +55,12 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
             super().__init__()
 
     def __init__(
-        self, plan: JumpPlan, tree: SessionTree, reader: EntryReader, summarizer: str, config: Any,
+        self,
+        plan: JumpPlan,
+        tree: SessionTree,
+        reader: EntryReader,
+        summarizer: str,
+        config: Any,
         warnings: list[str],
     ) -> None:
         super().__init__()
@@ -131,10 +135,18 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
             t.append("⚠ " + make_safe(w, keep_newlines=False) + "\n", "bold yellow")
         return t
 
-    @work(thread=True, exclusive=True, group="jump-prepare", description="Reading the abandoned branch", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="jump-prepare",
+        description="Reading the abandoned branch",
+        exit_on_error=False,
+    )
     def _prepare(self) -> None:
         try:
-            job = prepare_job(self.stree, self.reader, self.plan, self.config.context_window, self.config.reserve_tokens)
+            job = prepare_job(
+                self.stree, self.reader, self.plan, self.config.context_window, self.config.reserve_tokens
+            )
             text = editor_text(self.reader.entry(self.plan.target)) if self.plan.needs_editor_text else None
         except SessionFileError as exc:
             self.app.call_from_thread(self._fail, str(exc))
@@ -188,7 +200,9 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
     def _append(self) -> None:
         text = self.query_one("#summary", TextArea).text
         if not text.strip():
-            self.query_one("#status", Static).update(Text("The summary is empty; write one or choose No summary.", "red"))
+            self.query_one("#status", Static).update(
+                Text("The summary is empty; write one or choose No summary.", "red")
+            )
             return
         read, modified = self.files
         self.dismiss(summary_entry(self.stree, self.plan, text, read, modified))

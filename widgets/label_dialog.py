@@ -3,6 +3,7 @@ or None when cancelled."""
 
 from __future__ import annotations
 
+from pitree.session.text import make_safe
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -10,8 +11,6 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
-
-from pitree.session.text import make_safe
 
 
 class LabelDialog(ModalScreen[str | None]):

@@ -258,9 +258,13 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
         node.flags |= IS_ERROR
     provider, model = msg.get("provider"), msg.get("model")
     if provider is not None or model is not None:
-        node.model = _MODELS.setdefault((provider, model), (provider, model)) if _hashable(provider, model) else (
-            provider,
-            model,
+        node.model = (
+            _MODELS.setdefault((provider, model), (provider, model))
+            if _hashable(provider, model)
+            else (
+                provider,
+                model,
+            )
         )
     usage = msg.get("usage")
     if type(usage) is dict:

@@ -167,7 +167,7 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
         node, indent, just_branched, show_conn, is_last, gutters, vroot, parent_row = lstack.pop()
         my_row = len(rows)
         rows.append(Row(node, indent, show_conn, is_last, gutters, vroot, parent_row))
-        children = vis_children.get(id(node), ())
+        children = vis_children.get(id(node)) or []
         n = len(children)
         rows[my_row].nchildren = n
         if not n:

@@ -154,23 +154,45 @@ class SessionBuilder:
         nodes = self._parse(data, final=False)
         tree = self.tree
         rows = [
-            (n.id, n.parent_id, n.line, n.offset, n.length, n.type, n.role, n._ts, n.text, n.flags, n.est, n.usage,
-             n.model, n.meta)
+            (
+                n.id,
+                n.parent_id,
+                n.line,
+                n.offset,
+                n.length,
+                n.type,
+                n.role,
+                n._ts,
+                n.text,
+                n.flags,
+                n.est,
+                n.usage,
+                n.model,
+                n.meta,
+            )
             for n in nodes
         ]
         return rows, [(s.line, s.reason) for s in tree.skipped], [(p.line, p.message) for p in tree.problems]
 
     def adopt_segment(
-        self, rows: list[tuple[Any, ...]], skipped: list[tuple[int, str]], problems: list[tuple[int, str]],
-        lines: int, size: int,
+        self,
+        rows: list[tuple[Any, ...]],
+        skipped: list[tuple[int, str]],
+        problems: list[tuple[int, str]],
+        lines: int,
+        size: int,
     ) -> list[Node]:
         """Add what `parse_segment` produced for the bytes right after this builder's, in file order."""
         with gc_paused():
             return self._adopt_segment(rows, skipped, problems, lines, size)
 
     def _adopt_segment(
-        self, rows: list[tuple[Any, ...]], skipped: list[tuple[int, str]], problems: list[tuple[int, str]],
-        lines: int, size: int,
+        self,
+        rows: list[tuple[Any, ...]],
+        skipped: list[tuple[int, str]],
+        problems: list[tuple[int, str]],
+        lines: int,
+        size: int,
     ) -> list[Node]:
         tree = self.tree
         shift = self.next_line - 1
@@ -179,8 +201,22 @@ class SessionBuilder:
         new_node = Node.__new__
         for i, r in enumerate(rows):
             node = new_node(Node)
-            (node.id, node.parent_id, line, node.offset, node.length, node.type, node.role, node._ts, node.text,
-             node.flags, node.est, usage, model, node.meta) = r
+            (
+                node.id,
+                node.parent_id,
+                line,
+                node.offset,
+                node.length,
+                node.type,
+                node.role,
+                node._ts,
+                node.text,
+                node.flags,
+                node.est,
+                usage,
+                model,
+                node.meta,
+            ) = r
             node.usage = tuple(usage) if usage is not None else None
             node.model = tuple(model) if model is not None else None
             node.line = line + shift

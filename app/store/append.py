@@ -251,9 +251,7 @@ def _locate(rfd: int, payload: bytes, size: int, after: int) -> int:
     return size
 
 
-def append_line(
-    path: Path | str, line: bytes, *, expect_size: int | None, lock_timeout: float = 5.0
-) -> AppendResult:
+def append_line(path: Path | str, line: bytes, *, expect_size: int | None, lock_timeout: float = 5.0) -> AppendResult:
     """Append `line` (one JSON object, no trailing newline) plus b"\\n" to the existing file at `path`.
 
     `expect_size` is the size the caller read; if the file differs, nothing is written (`SessionChanged`).
@@ -300,9 +298,7 @@ def append_line(
             ) from None
         after = _fstat(wfd, path).st_size
         start = _locate(rfd, payload, size, after)
-        return AppendResult(
-            offset=start + int(torn), size_before=size, size_after=after, repaired_torn_line=torn
-        )
+        return AppendResult(offset=start + int(torn), size_before=size, size_after=after, repaired_torn_line=torn)
     finally:
         if rfd >= 0:
             os.close(rfd)

@@ -96,15 +96,39 @@ def save(path: Path, tree: SessionTree, builder: SessionBuilder) -> None:
         with open(path, "rb") as fh:
             fingerprint = _fingerprint(fh, builder.size)
         rows = [
-            (n.id, n.parent_id, n.line, n.offset, n.length, n.type, n.role, n._ts, n.text, n.flags, n.est, n.usage,
-             n.model, n.meta)
+            (
+                n.id,
+                n.parent_id,
+                n.line,
+                n.offset,
+                n.length,
+                n.type,
+                n.role,
+                n._ts,
+                n.text,
+                n.flags,
+                n.est,
+                n.usage,
+                n.model,
+                n.meta,
+            )
             for n in tree.nodes
         ]
         skipped = [(s.line, s.reason) for s in tree.skipped]
         problems = [(p.line, p.message) for p in tree.problems if "is not in the file" not in p.message]
         blob = marshal.dumps(
-            (FORMAT, (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size), builder.size, fingerprint, tree.header, tree.version, builder.next_line,
-             rows, skipped, problems)
+            (
+                FORMAT,
+                (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size),
+                builder.size,
+                fingerprint,
+                tree.header,
+                tree.version,
+                builder.next_line,
+                rows,
+                skipped,
+                problems,
+            )
         )
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(f".tmp{os.getpid()}")

@@ -133,9 +133,7 @@ async def _wait_for_dir(folder: Path, stop_event: asyncio.Event | None) -> None:
         child = ancestor / folder.relative_to(ancestor).parts[0]
         ancestor_ident = _ident(ancestor)
         names = _spellings(ancestor, child.name) | _spellings(ancestor)
-        watch = _watch_dir(
-            ancestor, names.__contains__, stop_event, debounce_ms=STEP_MS, timeout_ms=WAIT_TIMEOUT_MS
-        )
+        watch = _watch_dir(ancestor, names.__contains__, stop_event, debounce_ms=STEP_MS, timeout_ms=WAIT_TIMEOUT_MS)
         try:
             async with contextlib.aclosing(watch) as batches:
                 async for _batch in batches:
@@ -229,9 +227,7 @@ async def watch_file(
             continue
         targets = _spellings(folder, path.name)
         wanted = targets | _spellings(folder)  # the folder itself too, to hear of its removal
-        watch = _watch_dir(
-            folder, wanted.__contains__, stop_event, debounce_ms=debounce_ms, timeout_ms=timeout_ms
-        )
+        watch = _watch_dir(folder, wanted.__contains__, stop_event, debounce_ms=debounce_ms, timeout_ms=timeout_ms)
         try:
             async with contextlib.aclosing(watch) as batches:
                 async for batch in batches:

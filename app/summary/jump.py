@@ -62,7 +62,9 @@ def editor_text(entry: dict[str, Any]) -> str:
         return content
     if isinstance(content, list):
         return "".join(
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+            b.get("text", "")
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         )
     return ""
 
@@ -82,7 +84,11 @@ def now_iso(now: float | None = None) -> str:
 
 
 def summary_entry(
-    tree: SessionTree, plan: JumpPlan, summary: str, read_files: list[str], modified_files: list[str],
+    tree: SessionTree,
+    plan: JumpPlan,
+    summary: str,
+    read_files: list[str],
+    modified_files: list[str],
     now: float | None = None,
 ) -> dict[str, Any]:
     return {

@@ -243,8 +243,8 @@ def serialize_conversation(messages: list[dict[str, Any]]) -> str:
             texts: list[str] = []
             thinking: list[str] = []
             calls: list[str] = []
-            content = msg.get("content")
-            for block in content if isinstance(content, list) else []:
+            blocks: list[Any] = msg.get("content") if isinstance(msg.get("content"), list) else []  # type: ignore[assignment]
+            for block in blocks:
                 if not isinstance(block, dict):
                     continue
                 btype = block.get("type")

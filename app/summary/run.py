@@ -49,7 +49,9 @@ def extractive_summary(job: SummaryJob) -> tuple[str, list[str], list[str]]:
     # The budgeted messages are what a model would see; the extractive pass reads the same window.
     kept = {id(m) for m in job.prepared.messages}
     window = [e for e in job.entries if id(e.get("message")) in kept or e.get("type") != "message"]
-    tool_results = [e for e in job.entries if isinstance(e.get("message"), dict) and e["message"].get("role") == "toolResult"]
+    tool_results = [
+        e for e in job.entries if isinstance(e.get("message"), dict) and e["message"].get("role") == "toolResult"
+    ]
     ordered = sorted(window + tool_results, key=lambda e: job.entries.index(e))
     return finish_summary(extractive.summarize(ordered), job.prepared.file_ops)
 

@@ -28,8 +28,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, ProgressBar, Static
 from textual.timer import Timer
+from textual.widgets import Footer, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from .live import LiveSession
@@ -84,7 +84,11 @@ class PitreeApp(App[int]):
             super().__init__()
 
     def __init__(
-        self, path: Path, *, select_id: str | None = None, watch: bool = True,
+        self,
+        path: Path,
+        *,
+        select_id: str | None = None,
+        watch: bool = True,
         config_overrides: dict[str, object] | None = None,
     ) -> None:
         super().__init__()
@@ -242,7 +246,8 @@ class PitreeApp(App[int]):
         view.show_tree(tree, select_id=new_leaf.id if (was_following and new_leaf) else None)
         if not extends and new_leaf is not None:
             self.notify(
-                f"new leaf on another branch: {new_leaf.id} ({make_safe(tree.row_text(new_leaf), keep_newlines=False)[:60]})",
+                f"new leaf on another branch: {new_leaf.id} "
+                f"({make_safe(tree.row_text(new_leaf), keep_newlines=False)[:60]})",
                 title="session changed",
             )
         elif not was_following and new_leaf is not None:
@@ -368,8 +373,10 @@ class PitreeApp(App[int]):
 
     def _writable(self, tree: SessionTree) -> bool:
         if tree.header is None:
-            self.notify("this file has no session header: Pi treats it as empty, so pitree will not write to it",
-                        severity="error")
+            self.notify(
+                "this file has no session header: Pi treats it as empty, so pitree will not write to it",
+                severity="error",
+            )
             return False
         if tree.version < 3:
             self._offer_migration(tree)
@@ -430,7 +437,6 @@ class PitreeApp(App[int]):
     def _append_entry(self, entry: dict | None) -> None:
         """Append one entry (from the jump or label dialog); the live tail then shows it."""
         import orjson
-
         from pitree.store.append import AppendError, append_line
 
         if entry is None or self.stree is None:
@@ -442,8 +448,11 @@ class PitreeApp(App[int]):
             if event.kind == "append":
                 live._apply(event.data)
             if event.kind not in ("unchanged", "waiting") or live.builder.size != before:
-                self.notify("the session changed on disk while you were choosing; nothing was written — look and try again",
-                            severity="error", timeout=8)
+                self.notify(
+                    "the session changed on disk while you were choosing; nothing was written — look and try again",
+                    severity="error",
+                    timeout=8,
+                )
                 return
         try:
             size = self.path.stat().st_size

@@ -125,8 +125,14 @@ def fold_text(
     return _head_and_fold(make_safe(kept), _note(left_out), lexer, style, head_lines, head_chars)
 
 
-def _head_and_fold(safe: str, note: Text | None, lexer: str | None, style: str = "",
-                   head_lines: int = HEAD_LINES, head_chars: int = HEAD_CHARS) -> list[Part]:
+def _head_and_fold(
+    safe: str,
+    note: Text | None,
+    lexer: str | None,
+    style: str = "",
+    head_lines: int = HEAD_LINES,
+    head_chars: int = HEAD_CHARS,
+) -> list[Part]:
     head, rest = _split_head(safe, head_lines, head_chars)
     parts: list[Part] = [highlighted(head, lexer, style)]
     if rest:
@@ -150,8 +156,9 @@ def _sanitize(tokens: Iterable[Token]) -> None:
         token.content = make_safe(token.content)
         token.info = make_safe(token.info, keep_newlines=False)
         if token.attrs:
-            token.attrs = {k: make_safe(v, keep_newlines=False) if isinstance(v, str) else v
-                           for k, v in token.attrs.items()}
+            token.attrs = {
+                k: make_safe(v, keep_newlines=False) if isinstance(v, str) else v for k, v in token.attrs.items()
+            }
         if token.children:
             _sanitize(token.children)
 
@@ -198,8 +205,14 @@ def relative_time(seconds: float) -> str:
     ago = abs(seconds)
     if ago < 5:
         return "just now"
-    for unit, size in (("year", 365.25 * 86400), ("month", 30.44 * 86400), ("day", 86400), ("h", 3600),
-                       ("min", 60), ("s", 1)):
+    for unit, size in (
+        ("year", 365.25 * 86400),
+        ("month", 30.44 * 86400),
+        ("day", 86400),
+        ("h", 3600),
+        ("min", 60),
+        ("s", 1),
+    ):
         if ago >= size:
             n = int(ago // size)
             name = f"{unit}s" if n != 1 and unit in ("year", "month", "day") else unit
@@ -219,8 +232,9 @@ def when(ts: float, now: float | None = None) -> str:
     return f"{iso} ({relative_time(now - ts / 1000)})"
 
 
-def header(node: Node, tree: SessionTree, *, stop_reason: Any = None, tokens: int | str | None = None,
-           now: float | None = None) -> Text:
+def header(
+    node: Node, tree: SessionTree, *, stop_reason: Any = None, tokens: int | str | None = None, now: float | None = None
+) -> Text:
     """Type/role, ids, line, time, label, model and stop reason, token counts."""
     t = Text()
     t.append(make_safe(node.type or "(no type)", keep_newlines=False), "bold magenta")
@@ -261,8 +275,9 @@ def header(node: Node, tree: SessionTree, *, stop_reason: Any = None, tokens: in
             t.append("  ")
         if stop_reason is not None:
             t.append("stop ", "dim")
-            t.append_text(safe_text(stop_reason, "bold red" if stop_reason in ("error", "aborted") else "",
-                                    one_line=True))
+            t.append_text(
+                safe_text(stop_reason, "bold red" if stop_reason in ("error", "aborted") else "", one_line=True)
+            )
     t.append(f"\ntokens ~{node.est:,}", "")
     t.append(" (Pi's chars/4)", "dim")
     if isinstance(tokens, int):
@@ -289,8 +304,9 @@ def image_placeholder(block: dict[str, Any]) -> Text:
 
 def _other_block(block: Any) -> list[Part]:
     kind = block.get("type") if isinstance(block, dict) else None
-    head = Text("block ", "dim") + (safe_text(kind, "bold", one_line=True) if kind is not None
-                                    else Text(f"({type(block).__name__})", "dim"))
+    head = Text("block ", "dim") + (
+        safe_text(kind, "bold", one_line=True) if kind is not None else Text(f"({type(block).__name__})", "dim")
+    )
     return [head, *json_view(block)]
 
 
@@ -337,8 +353,7 @@ def usage_table(usage: Any) -> RenderableType:
     return table
 
 
-_ASSISTANT_KNOWN = {"role", "content", "provider", "model", "api", "usage", "stopReason", "errorMessage",
-                    "timestamp"}
+_ASSISTANT_KNOWN = {"role", "content", "provider", "model", "api", "usage", "stopReason", "errorMessage", "timestamp"}
 
 
 def assistant_parts(msg: dict[str, Any]) -> list[Part]:
@@ -421,13 +436,50 @@ def _ref(tree: SessionTree | None, entry_id: Any) -> Text:
 # ---- lexers -----------------------------------------------------------------------------------------------
 
 _LEXERS = {
-    "py": "python", "pyi": "python", "js": "javascript", "mjs": "javascript", "cjs": "javascript",
-    "ts": "typescript", "tsx": "tsx", "jsx": "jsx", "json": "json", "jsonl": "json", "md": "markdown",
-    "sh": "bash", "bash": "bash", "zsh": "bash", "rs": "rust", "go": "go", "toml": "toml", "yaml": "yaml",
-    "yml": "yaml", "html": "html", "htm": "html", "css": "css", "scss": "scss", "c": "c", "h": "c",
-    "cc": "cpp", "cpp": "cpp", "hpp": "cpp", "java": "java", "kt": "kotlin", "rb": "ruby", "php": "php",
-    "swift": "swift", "sql": "sql", "xml": "xml", "lua": "lua", "diff": "diff", "patch": "diff",
-    "ini": "ini", "cfg": "ini", "tf": "terraform", "cs": "csharp", "scala": "scala", "vue": "html",
+    "py": "python",
+    "pyi": "python",
+    "js": "javascript",
+    "mjs": "javascript",
+    "cjs": "javascript",
+    "ts": "typescript",
+    "tsx": "tsx",
+    "jsx": "jsx",
+    "json": "json",
+    "jsonl": "json",
+    "md": "markdown",
+    "sh": "bash",
+    "bash": "bash",
+    "zsh": "bash",
+    "rs": "rust",
+    "go": "go",
+    "toml": "toml",
+    "yaml": "yaml",
+    "yml": "yaml",
+    "html": "html",
+    "htm": "html",
+    "css": "css",
+    "scss": "scss",
+    "c": "c",
+    "h": "c",
+    "cc": "cpp",
+    "cpp": "cpp",
+    "hpp": "cpp",
+    "java": "java",
+    "kt": "kotlin",
+    "rb": "ruby",
+    "php": "php",
+    "swift": "swift",
+    "sql": "sql",
+    "xml": "xml",
+    "lua": "lua",
+    "diff": "diff",
+    "patch": "diff",
+    "ini": "ini",
+    "cfg": "ini",
+    "tf": "terraform",
+    "cs": "csharp",
+    "scala": "scala",
+    "vue": "html",
 }
 
 
@@ -558,14 +610,17 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
         code = msg.get("exitCode")
         ok = code == 0 and not isinstance(code, bool)
         head.append("\nexit code ", "dim")
-        head.append_text(safe_text(code if code is not None else "(none)", "green" if ok else "bold red",
-                                   one_line=True))
-        for flag, text in (("cancelled", "cancelled"), ("truncated", "output truncated by Pi"),
-                           ("excludeFromContext", "excluded from the context")):
+        head.append_text(
+            safe_text(code if code is not None else "(none)", "green" if ok else "bold red", one_line=True)
+        )
+        for flag, text in (
+            ("cancelled", "cancelled"),
+            ("truncated", "output truncated by Pi"),
+            ("excludeFromContext", "excluded from the context"),
+        ):
             if msg.get(flag):
                 head.append(f"  {text}", "yellow")
-        known = {"role", "command", "exitCode", "output", "cancelled", "truncated", "excludeFromContext",
-                 "timestamp"}
+        known = {"role", "command", "exitCode", "output", "cancelled", "truncated", "excludeFromContext", "timestamp"}
         return [head, *fold_text(msg.get("output")), *extra_fields(msg, known)]
     if role in ("branchSummary", "compactionSummary"):
         return [*markdown(msg.get("summary")), *extra_fields(msg, {"role", "summary", "timestamp"})]
@@ -581,9 +636,11 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
 def _common_fields(entry: dict[str, Any]) -> list[Part]:
     """id, parentId and timestamp when missing or wrong (when they are fine, the header shows them)."""
     out: list[Part] = []
-    for key, ok in (("id", isinstance(entry.get("id"), str)),
-                    ("parentId", entry.get("parentId") is None or isinstance(entry.get("parentId"), str)),
-                    ("timestamp", math.isfinite(parse_timestamp(entry.get("timestamp"))))):
+    for key, ok in (
+        ("id", isinstance(entry.get("id"), str)),
+        ("parentId", entry.get("parentId") is None or isinstance(entry.get("parentId"), str)),
+        ("timestamp", math.isfinite(parse_timestamp(entry.get("timestamp")))),
+    ):
         if not ok:
             value = entry.get(key)
             out.append(label(key, value, "bold red") if key in entry else Text(f"{key}: (missing)", "red"))
@@ -621,8 +678,10 @@ def _entry_parts(entry: dict[str, Any], tree: SessionTree | None) -> list[Part]:
     if etype == "message":
         return _message_parts(entry.get("message"), tree) + extra_fields(entry, _COMMON | {"message"})
     if etype == "compaction":
-        parts = [label("tokensBefore", entry.get("tokensBefore"), "bold"),
-                 Text("firstKeptEntryId: ", "dim") + _ref(tree, entry.get("firstKeptEntryId"))]
+        parts = [
+            label("tokensBefore", entry.get("tokensBefore"), "bold"),
+            Text("firstKeptEntryId: ", "dim") + _ref(tree, entry.get("firstKeptEntryId")),
+        ]
         if entry.get("fromHook"):
             parts.append(Text("written by an extension (fromHook)", "dim italic"))
         parts += [*markdown(entry.get("summary")), *file_lists(entry.get("details"))]
@@ -642,8 +701,10 @@ def _entry_parts(entry: dict[str, Any], tree: SessionTree | None) -> list[Part]:
         return parts + extra_fields(entry, _COMMON | {"customType", "display", "content"})
     if etype == "label":
         value = entry.get("label")
-        parts = [Text("targetId: ", "dim") + _ref(tree, entry.get("targetId")),
-                 label("label", value, "bold yellow") if value else Text("label: (cleared)", "dim")]
+        parts = [
+            Text("targetId: ", "dim") + _ref(tree, entry.get("targetId")),
+            label("label", value, "bold yellow") if value else Text("label: (cleared)", "dim"),
+        ]
         return parts + extra_fields(entry, _COMMON | {"targetId", "label"})
     return extra_fields(entry, _COMMON) or [Text("(no fields)", "dim italic")]
 
@@ -655,10 +716,14 @@ def raw_parts(raw: bytes) -> list[Part]:
     except orjson.JSONDecodeError as exc:
         text = raw[: MAX_CHARS * 4].decode("utf-8", "replace")
         why = make_safe(str(exc), keep_newlines=False)
-        return [Text(f"this line does not parse as JSON: {why}", "bold red"),
-                *fold_text(text, head_lines=200, head_chars=20_000)]
-    return [Text(f"the stored line ({len(raw):,} bytes), indented", "dim italic"),
-            *json_view(value, head_lines=200, head_chars=12_000)]
+        return [
+            Text(f"this line does not parse as JSON: {why}", "bold red"),
+            *fold_text(text, head_lines=200, head_chars=20_000),
+        ]
+    return [
+        Text(f"the stored line ({len(raw):,} bytes), indented", "dim italic"),
+        *json_view(value, head_lines=200, head_chars=12_000),
+    ]
 
 
 def token_text(entry: Any) -> str | None:

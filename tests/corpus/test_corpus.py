@@ -81,8 +81,6 @@ def test_context_and_rows_match_pi(corpus_file: Path, tmp_path: Path) -> None:
     assert ctx["model"] == pi["context"]["model"] and ctx["thinkingLevel"] == pi["context"]["thinkingLevel"]
     # The context's entries, by position in the file (Pi's ids are its own).
     position = {e: i for i, e in enumerate(n["id"] for n in pi["tree"])}
-    assert [position[e] for e in pi["context"]["entryIds"]] == [
-        tree.get(m["entryId"]).idx for m in ctx["messages"]
-    ]
+    assert [position[e] for e in pi["context"]["entryIds"]] == [tree.get(m["entryId"]).idx for m in ctx["messages"]]
     for mode in FILTERS:
         assert rows_match(pitree_rows(copy, mode), pi["rows"][mode]), mode

@@ -175,9 +175,7 @@ def branched() -> bytes:
         entry("thinking_level_change", "b0000002", "b0000001", 1, thinkingLevel="medium"),
         user("b0000003", "b0000002", 10, "Add a /health endpoint to app.py."),
         assistant("b0000004", "b0000003", 14, "Let me read app.py.", calls=[read]),
-        result(
-            "b0000005", "b0000004", 15, read[0], "read", "from flask import Flask\n\napp = Flask(__name__)\n"
-        ),
+        result("b0000005", "b0000004", 15, read[0], "read", "from flask import Flask\n\napp = Flask(__name__)\n"),
         assistant("b0000006", "b0000005", 22, 'Added `GET /health` returning `{"ok": true}`.'),
         entry("label", "b0000007", "b0000006", 30, targetId="b0000006", label="health"),
         # Fork 1, first branch (written first, later abandoned): a database.
@@ -185,9 +183,7 @@ def branched() -> bytes:
         assistant("b0000009", "b0000008", 46, "Added a `visits` table and a counter in `/`."),
         # Fork 1, second branch: the user went back and asked for something else.
         user("b000000a", "b0000007", 70, "Instead, add request logging."),
-        assistant(
-            "b000000b", "b000000a", 75, "Logging every request with method, path and status.", calls=[bash]
-        ),
+        assistant("b000000b", "b000000a", 75, "Logging every request with method, path and status.", calls=[bash]),
         result("b000000c", "b000000b", 80, bash[0], "bash", " * Running on http://127.0.0.1:5001\n"),
         assistant("b000000d", "b000000c", 84, "The server starts and logs `GET /health 200`."),
         entry("label", "b000000e", "b000000d", 90, targetId="b0000006", label=""),  # cleared
@@ -253,9 +249,7 @@ def cycle() -> bytes:
 def wrong_types() -> bytes:
     """Version 3, one linear chain, each entry with one field of the wrong type (and one unknown type)."""
     weird_calls = assistant("f0000008", "f0000007", 40, "reading", calls=[("toolu_01WTaaaa", "read", {})])
-    weird_calls["message"]["content"][1]["arguments"] = (
-        '{"path": "src/main.py"}'  # a JSON string, not an object
-    )
+    weird_calls["message"]["content"][1]["arguments"] = '{"path": "src/main.py"}'  # a JSON string, not an object
     entries = [
         user("f0000001", None, 5, "a normal first message"),
         assistant("f0000002", "f0000001", 8, "content is a dict"),
@@ -269,9 +263,7 @@ def wrong_types() -> bytes:
             25,
             message={"content": "there is no role", "timestamp": ms(25)},
         ),
-        entry(
-            "message", "f0000007", "f0000006", 30, message=[{"role": "user", "content": "message is a list"}]
-        ),
+        entry("message", "f0000007", "f0000006", 30, message=[{"role": "user", "content": "message is a list"}]),
         weird_calls,
         result("f0000009", "f0000008", 41, "toolu_01WTaaaa", "read", "print('hi')\n"),
         entry("telemetry", "f000000a", "f0000009", 45, payload={"cpu": 0.3}),  # unknown entry type

@@ -36,8 +36,9 @@ def pi(tmp_path: Path):  # type: ignore[no-untyped-def]
     def run(file: Path) -> dict:
         sessions = tmp_path / "pi-sessions"
         sessions.mkdir(exist_ok=True)
-        out = subprocess.run(["node", str(SCRIPT), str(modules), str(file), str(sessions)],
-                             capture_output=True, timeout=120)
+        out = subprocess.run(
+            ["node", str(SCRIPT), str(modules), str(file), str(sessions)], capture_output=True, timeout=120
+        )
         assert out.returncode == 0, out.stderr.decode()
         return orjson.loads(out.stdout.splitlines()[-1])
 

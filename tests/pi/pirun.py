@@ -124,9 +124,7 @@ _TITLE = re.compile(r"\[title: (.*)\]$", re.S)
 
 
 def _pi_title(row: str) -> str:
-    return _TITLE.sub(
-        lambda m: "[title: " + m.group(1).replace("\n", " ").replace("\t", " ").strip() + "]", row
-    )
+    return _TITLE.sub(lambda m: "[title: " + m.group(1).replace("\n", " ").replace("\t", " ").strip() + "]", row)
 
 
 def rows_match(pitree_rows: list[str], pi_rows: list[str]) -> bool:

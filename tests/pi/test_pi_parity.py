@@ -90,9 +90,7 @@ def assert_rows(path: Path, pi: dict[str, Any]) -> None:
     for mode in FILTERS:
         mine = pitree_rows(path, mode)
         theirs = pi["rows"][mode]
-        assert rows_match(mine, theirs), (
-            f"filter {mode}:\npitree:\n" + "\n".join(mine) + "\nPi:\n" + "\n".join(theirs)
-        )
+        assert rows_match(mine, theirs), f"filter {mode}:\npitree:\n" + "\n".join(mine) + "\nPi:\n" + "\n".join(theirs)
 
 
 def assert_same_as_pi(path: Path, prepare: tuple[str, str, int] | None = None) -> dict[str, Any]:
@@ -154,14 +152,10 @@ def kitchen_sink() -> list[dict[str, Any]]:
             display=False,
             t=25,
         ),
-        message(
-            "bx1", "cm1", "bashExecution", command="git status\n--short", output="M a.py", exitCode=1, t=26
-        ),
+        message("bx1", "cm1", "bashExecution", command="git status\n--short", output="M a.py", exitCode=1, t=26),
         message("hk1", "bx1", "custom", customType="hook", content="from a hook", display=True, t=27),
         user("u2", "hk1", "Now the tests.", t=28),
-        assistant(
-            "a3", "u2", "", stop="error", errorMessage="overloaded_error: Overloaded\n(HTTP 529)", t=29
-        ),
+        assistant("a3", "u2", "", stop="error", errorMessage="overloaded_error: Overloaded\n(HTTP 529)", t=29),
         user("u3", "hk1", "Actually, docs first.", t=30),  # a fork under hk1
         assistant("a4", "u3", "", stop="aborted", t=31),
         assistant("a5", "a4", "", calls=(("c10", "ls", {"path": "docs"}),), stop="toolUse", t=32),
@@ -201,14 +195,10 @@ def compactions_session() -> list[dict[str, Any]]:
     return [
         user("u1", None, "x" * 400, t=1),
         assistant("a1", "u1", "y" * 40, t=2),
-        entry(
-            "compaction", "c1", "a1", summary="first summary", firstKeptEntryId="a1", tokensBefore=1000, t=3
-        ),
+        entry("compaction", "c1", "a1", summary="first summary", firstKeptEntryId="a1", tokensBefore=1000, t=3),
         user("u2", "c1", "keep", t=4),
         assistant("a2", "u2", "kept", t=5),
-        entry(
-            "compaction", "c2", "a2", summary="second summary", firstKeptEntryId="u1", tokensBefore=2500, t=6
-        ),
+        entry("compaction", "c2", "a2", summary="second summary", firstKeptEntryId="u1", tokensBefore=2500, t=6),
         user("u3", "c2", "after", t=7),
         user("side", "a1", "a branch off the first compaction's kept part", t=8),
         entry("compaction", "c3", "side", summary="elsewhere", firstKeptEntryId="u3", tokensBefore=500, t=9),
@@ -279,9 +269,7 @@ def random_session(seed: int, n: int) -> list[dict[str, Any]]:
             else "user"
         )
         if kind == "user":
-            out.append(
-                user(eid, parent, rnd.choice(["fix it", "why?", "add tests", "ok\nthen"]) + f" {i}", t=when)
-            )
+            out.append(user(eid, parent, rnd.choice(["fix it", "why?", "add tests", "ok\nthen"]) + f" {i}", t=when))
         elif kind == "text":
             out.append(assistant(eid, parent, f"answer {i} " * rnd.randint(1, 40), t=when))
         elif kind == "tools":
@@ -509,9 +497,7 @@ def test_demo_session_matches_pi(tmp_path: Path) -> None:
     assert_same_as_pi(path, prepare=(tree.leaf.id, other.id, 0))
 
 
-@pytest.mark.parametrize(
-    ("name", "v1"), [("branched", False), ("v2_hookmessage", False), ("v1_linear", True)]
-)
+@pytest.mark.parametrize(("name", "v1"), [("branched", False), ("v2_hookmessage", False), ("v1_linear", True)])
 def test_data_sessions_match_pi(tmp_path: Path, name: str, v1: bool) -> None:
     source = DATA / f"{name}.jsonl"
     if not source.exists():

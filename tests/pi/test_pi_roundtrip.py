@@ -55,7 +55,10 @@ def test_branch_then_pi_continues_there(pi, session: Path, target: str, summary:
     prefix = session.read_bytes()
     result = pitree("branch", str(session), "--to", target, "--summary", summary, "--yes", "--json")
     data = session.read_bytes()
-    assert data[: len(prefix)] == prefix and hashlib.sha256(data[: len(prefix)]).digest() == hashlib.sha256(prefix).digest()
+    assert (
+        data[: len(prefix)] == prefix
+        and hashlib.sha256(data[: len(prefix)]).digest() == hashlib.sha256(prefix).digest()
+    )
     assert data.count(b"\n") == prefix.count(b"\n") + 1 and data.endswith(b"\n")
     appended = result["appended"]
     seen = pi(session)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from pitree.tui.app import PitreeApp
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.tree_view import TreeView
+
 from tests.sessions import assistant, to_bytes, user
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo.jsonl"
@@ -66,9 +66,7 @@ async def test_filters_and_cycle(demo: Path) -> None:
         view = app.query_one(TreeView)
         default_rows = len(view.shown)
         await pilot.press("ctrl+u")
-        assert view.filter_mode == "user-only" and all(
-            view.layout_.rows[i].node.role == "user" for i in view.shown
-        )
+        assert view.filter_mode == "user-only" and all(view.layout_.rows[i].node.role == "user" for i in view.shown)
         await pilot.press("ctrl+u")
         assert view.filter_mode == "default" and len(view.shown) == default_rows
         await pilot.press("ctrl+a")

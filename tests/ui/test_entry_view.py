@@ -213,17 +213,11 @@ async def test_huge_entry_loads_in_a_worker_while_the_ui_answers(session: Path) 
             assert shown < HEAD_CHARS + 2_000, "everything unfolded must stay small"
             fold = view.query_one("#entry-body Collapsible", Collapsible)
             assert fold.title.startswith("… ") and fold.title.endswith(" more lines")
-            assert not fold.query(Static).exclude("CollapsibleTitle"), (
-                "a folded body is mounted only when opened"
-            )
+            assert not fold.query(Static).exclude("CollapsibleTitle"), "a folded body is mounted only when opened"
 
             fold.collapsed = False
-            await until(
-                pilot, lambda: bool(fold.query(Static).exclude("CollapsibleTitle")), "the opened fold"
-            )
-            body = "".join(
-                rendered(w.content) for w in fold.query(Static) if not isinstance(w, CollapsibleTitle)
-            )
+            await until(pilot, lambda: bool(fold.query(Static).exclude("CollapsibleTitle")), "the opened fold")
+            body = "".join(rendered(w.content) for w in fold.query(Static) if not isinstance(w, CollapsibleTitle))
             assert "more characters not shown" in body
             assert body.count("z") <= MAX_CHARS
             await pilot.press("x")

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 PITREE = Path(sys.executable).with_name("pitree")
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None or not PITREE.exists(), reason="needs tmux and the installed pitree script")
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None or not PITREE.exists(), reason="needs tmux and the installed pitree script"
+)
 
 
 def tmux(*args: str) -> str:
@@ -42,7 +44,8 @@ def test_demo_in_a_real_terminal(session_name: str, tmp_path: Path) -> None:
     env = {**os.environ, "TERM": "xterm-256color", "HOME": str(tmp_path)}
     subprocess.run(
         ["tmux", "new-session", "-d", "-s", session_name, "-x", "150", "-y", "45", f"{PITREE} --demo; sleep 30"],
-        check=True, env=env,
+        check=True,
+        env=env,
     )
     shown = screen_until(session_name, "← leaf")
     assert "weather-cli: caching & retries" in shown and "88 entries" in shown

@@ -37,9 +37,7 @@ def _base(etype: str, eid: str | None, parent: str | None, t: int) -> dict[str, 
     return out
 
 
-def user(
-    eid: str | None, parent: str | None = None, text: str = "hi", t: int = 1, blocks: bool = True
-) -> dict:
+def user(eid: str | None, parent: str | None = None, text: str = "hi", t: int = 1, blocks: bool = True) -> dict:
     content: Any = [{"type": "text", "text": text}] if blocks else text
     return {**_base("message", eid, parent, t), "message": {"role": "user", "content": content}}
 
@@ -105,9 +103,7 @@ def message(eid: str | None, parent: str | None, role: str, t: int = 1, **fields
     return {**_base("message", eid, parent, t), "message": {"role": role, **fields}}
 
 
-def entry(
-    etype: str, eid: str | None, parent: str | None = None, t: int = 1, **fields: Any
-) -> dict[str, Any]:
+def entry(etype: str, eid: str | None, parent: str | None = None, t: int = 1, **fields: Any) -> dict[str, Any]:
     return {**_base(etype, eid, parent, t), **fields}
 
 
@@ -117,9 +113,7 @@ def chain(n: int, prefix: str = "e", start: str | None = None, t0: int = 1) -> l
     parent = start
     for i in range(n):
         eid = f"{prefix}{i:07d}"
-        out.append(
-            user(eid, parent, f"u{i}", t=t0 + i) if i % 2 == 0 else assistant(eid, parent, f"a{i}", t=t0 + i)
-        )
+        out.append(user(eid, parent, f"u{i}", t=t0 + i) if i % 2 == 0 else assistant(eid, parent, f"a{i}", t=t0 + i))
         parent = eid
     return out
 

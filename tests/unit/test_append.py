@@ -56,7 +56,7 @@ WRITER = (
     "print('ready', flush=True)\n"
     "sys.stdin.readline()\n"
     "for i in range(200):\n"
-    "    line = ('{\"w\":\"%s\",\"i\":%d,\"pad\":\"%s\"}' % (tag, i, pad)).encode()\n"
+    '    line = (\'{"w":"%s","i":%d,"pad":"%s"}\' % (tag, i, pad)).encode()\n'
     "    append_line(path, line, expect_size=None, lock_timeout=60)\n"
 )
 
@@ -91,8 +91,9 @@ def session(tmp_path: Path) -> Path:
 @pytest.fixture
 def holder(session: Path) -> Iterator[subprocess.Popen[bytes]]:
     """Another process holding the append lock on `session`; release it by writing a line to its stdin."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(session)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(session)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"locked\n"
         yield proc
@@ -108,6 +109,7 @@ def release(proc: subprocess.Popen[bytes]) -> None:
 
 
 # --- successful appends -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("start", "expect", "added", "offset", "torn"),
@@ -126,8 +128,9 @@ def test_append(tmp_path: Path, start: bytes, expect: bool, added: bytes, offset
     path.write_bytes(start)
     original = keep(path)
     result = append_line(path, LINE, expect_size=len(start) if expect else None)
-    assert result == AppendResult(offset=offset, size_before=len(start),
-                                  size_after=len(start) + len(added), repaired_torn_line=torn)
+    assert result == AppendResult(
+        offset=offset, size_before=len(start), size_after=len(start) + len(added), repaired_torn_line=torn
+    )
     now = original.assert_prefix_of(path)
     assert now == start + added
     assert now[result.offset : result.offset + len(LINE) + 1] == LINE + b"\n"
@@ -142,11 +145,12 @@ def test_appends_accumulate(session: Path) -> None:
         result = append_line(session, line, expect_size=size)
         assert result.offset == size and not result.repaired_torn_line
         size = result.size_after
-    lines = original.assert_prefix_of(session)[len(BASE):].splitlines()
+    lines = original.assert_prefix_of(session)[len(BASE) :].splitlines()
     assert [orjson.loads(x)["data"]["i"] for x in lines] == list(range(5))
 
 
 # --- refusals: nothing written --------------------------------------------------------------------------
+
 
 def _fifo(path: Path) -> Path:
     fifo = path.with_name("fifo.jsonl")
@@ -168,9 +172,13 @@ def _symlink_to_dir(path: Path) -> Path:
 @pytest.mark.parametrize(
     ("make", "expect", "error", "message"),
     [
-        pytest.param(lambda p: p, len(BASE) - 1, SessionChanged,
-                     f"changed on disk since it was read ({len(BASE) - 1} bytes, now {len(BASE)}); reload",
-                     id="size-mismatch"),
+        pytest.param(
+            lambda p: p,
+            len(BASE) - 1,
+            SessionChanged,
+            f"changed on disk since it was read ({len(BASE) - 1} bytes, now {len(BASE)}); reload",
+            id="size-mismatch",
+        ),
         pytest.param(lambda p: p, len(BASE) + 10, SessionChanged, "reload and try again", id="size-larger"),
         pytest.param(lambda p: p.with_name("missing.jsonl"), None, CannotOpen, "no such file", id="missing"),
         pytest.param(lambda p: p / "x.jsonl", None, CannotOpen, "no such file", id="parent-is-file"),
@@ -180,8 +188,9 @@ def _symlink_to_dir(path: Path) -> Path:
         pytest.param(_fifo, None, CannotOpen, "not a regular file", id="fifo"),
     ],
 )
-def test_refused(session: Path, make: Callable[[Path], Path], expect: int | None,
-                 error: type[AppendError], message: str) -> None:
+def test_refused(
+    session: Path, make: Callable[[Path], Path], expect: int | None, error: type[AppendError], message: str
+) -> None:
     original = keep(session)
     target = make(session)
     before = _listing(session.parent)
@@ -250,6 +259,7 @@ def test_replaced_while_waiting_for_lock(session: Path, monkeypatch: pytest.Monk
 
 # --- locking and concurrency ----------------------------------------------------------------------------
 
+
 def test_lock_busy_within_timeout(session: Path, holder: subprocess.Popen[bytes]) -> None:
     original = keep(session)
     start = time.monotonic()
@@ -281,8 +291,12 @@ def test_lock_acquired_once_released(session: Path, holder: subprocess.Popen[byt
 
 def test_two_processes_append_concurrently(session: Path) -> None:
     original = keep(session)
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(session), tag],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE) for tag in ("A", "B")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(session), tag], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        for tag in ("A", "B")
+    ]
     try:
         for proc in procs:
             assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
@@ -296,7 +310,7 @@ def test_two_processes_append_concurrently(session: Path) -> None:
             proc.wait(timeout=10)
     data = original.assert_prefix_of(session)
     assert data.endswith(b"\n")
-    lines = data[len(BASE):].split(b"\n")[:-1]
+    lines = data[len(BASE) :].split(b"\n")[:-1]
     assert len(lines) == 400
     seen: dict[str, list[int]] = {"A": [], "B": []}
     for raw in lines:
@@ -307,6 +321,7 @@ def test_two_processes_append_concurrently(session: Path) -> None:
 
 
 # --- failed writes --------------------------------------------------------------------------------------
+
 
 def _half_then_raise(real: Callable[[int, bytes], int], fd: int, data: bytes, path: Path) -> int:
     real(fd, data[: len(data) // 2])
@@ -331,16 +346,18 @@ def _half_then_other_writer(real: Callable[[int, bytes], int], fd: int, data: by
 @pytest.mark.parametrize(
     ("fake", "message", "undone"),
     [
-        pytest.param(_half_then_raise, "No space left on device; the partial write was undone", True,
-                     id="half-then-enospc"),
+        pytest.param(
+            _half_then_raise, "No space left on device; the partial write was undone", True, id="half-then-enospc"
+        ),
         pytest.param(_half_and_return, "short write", True, id="short-write"),
         pytest.param(_raise_only, "Input/output error; nothing was written", True, id="raise-only"),
         pytest.param(_half_then_other_writer, "left it as is", False, id="other-writer-kept"),
     ],
 )
 @pytest.mark.parametrize("start", [BASE, BASE + b'{"torn'], ids=["clean", "torn"])
-def test_failed_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start: bytes,
-                      fake: Callable[..., int], message: str, undone: bool) -> None:
+def test_failed_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start: bytes, fake: Callable[..., int], message: str, undone: bool
+) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(start)
     original = keep(path)
@@ -461,16 +478,28 @@ def _size_mismatch(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
     ("setup", "kwargs", "error", "message", "after"),
     [
         pytest.param(_size_mismatch, {"expect_size": 3}, SessionChanged, "(3 bytes, now", BASE, id="size"),
-        pytest.param(_pi_appends_during_rewrite, {}, SessionChanged, "during the rewrite", BASE + b"PI\n",
-                     id="pi-appended-meanwhile"),
-        pytest.param(_replace_fails, {}, AppendFailed, "Input/output error; the original is unchanged", BASE,
-                     id="replace-fails"),
+        pytest.param(
+            _pi_appends_during_rewrite,
+            {},
+            SessionChanged,
+            "during the rewrite",
+            BASE + b"PI\n",
+            id="pi-appended-meanwhile",
+        ),
+        pytest.param(
+            _replace_fails, {}, AppendFailed, "Input/output error; the original is unchanged", BASE, id="replace-fails"
+        ),
     ],
 )
-def test_rewrite_failures_leave_original(session: Path, monkeypatch: pytest.MonkeyPatch,
-                                         setup: Callable[[pytest.MonkeyPatch, Path], None],
-                                         kwargs: dict[str, int], error: type[AppendError], message: str,
-                                         after: bytes) -> None:
+def test_rewrite_failures_leave_original(
+    session: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    setup: Callable[[pytest.MonkeyPatch, Path], None],
+    kwargs: dict[str, int],
+    error: type[AppendError],
+    message: str,
+    after: bytes,
+) -> None:
     original = keep(session)
     inode = session.stat().st_ino
     setup(monkeypatch, session)
@@ -492,8 +521,7 @@ def test_rewrite_failures_leave_original(session: Path, monkeypatch: pytest.Monk
         pytest.param(_read_only, NEW, CannotOpen, id="read-only"),
     ],
 )
-def test_rewrite_refused(session: Path, make: Callable[[Path], Path], data: bytes,
-                         error: type[Exception]) -> None:
+def test_rewrite_refused(session: Path, make: Callable[[Path], Path], data: bytes, error: type[Exception]) -> None:
     original = keep(session)
     with pytest.raises(error):
         rewrite_atomically(make(session), data)

@@ -20,15 +20,11 @@ DEMO = ROOT / "assets" / "demo.jsonl"
 _SCRIPT = Path(sys.executable).with_name("pitree")
 PITREE = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "pitree.cli"]
 
-NASTY = (
-    "hello [bold]world[/bold] \x1b[31mred\x1b[0m \x1b]52;c;aGk=\x07 \x9b2J \u202eevil\u202c zero\u200bwidth"
-)
+NASTY = "hello [bold]world[/bold] \x1b[31mred\x1b[0m \x1b]52;c;aGk=\x07 \x9b2J \u202eevil\u202c zero\u200bwidth"
 
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [*PITREE, *map(str, args)], capture_output=True, timeout=120, stdin=subprocess.DEVNULL
-    )
+    return subprocess.run([*PITREE, *map(str, args)], capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
 def run_json(*args: str | Path) -> Any:
@@ -108,9 +104,7 @@ def test_tree_json_schema(session: Path) -> None:
     assert rows["r1"]["text"] == "[read: x.py]" and rows["r1"]["role"] == "toolResult"
     assert rows["r1"]["parentId"] == "a1" and rows["u1"]["parentId"] is None
     assert rows["s1"]["type"] == "session_info" and rows["s1"]["role"] is None
-    assert rows["u1"]["text"].startswith(
-        "user: hello [bold]world[/bold] \x1b[31m"
-    )  # JSON carries the raw text
+    assert rows["u1"]["text"].startswith("user: hello [bold]world[/bold] \x1b[31m")  # JSON carries the raw text
     assert [r["id"] for r in data["rows"] if r["onActivePath"]] == ["u1", "a1", "r1", "u3", "s1", "bx"]
     assert [rows[i]["depth"] for i in ("u1", "r1", "u3", "s1", "u2", "a2")] == [0, 0, 1, 2, 1, 2]
 
@@ -172,12 +166,7 @@ def test_compactions_json(compacted: Path, session: Path) -> None:
     comps = run_json("compactions", compacted)["compactions"]
     assert len(comps) == 1
     c = comps[0]
-    assert (
-        c["id"] == "c1"
-        and c["tokensBefore"] == 5000
-        and c["firstKeptEntryId"] == "u2"
-        and c["firstKeptOnPath"]
-    )
+    assert c["id"] == "c1" and c["tokensBefore"] == 5000 and c["firstKeptEntryId"] == "u2" and c["firstKeptOnPath"]
     assert c["summarized"]["entries"] == 2 and c["kept"]["entries"] == 2 and c["problems"] == []
     assert c["readFiles"] == ["r.py"] and c["modifiedFiles"] == ["m.py"] and c["onActivePath"]
     assert isinstance(c["tokensAfter"]["tiktoken"], int)
@@ -263,9 +252,7 @@ def test_demo_session_every_command(tmp_path: Path) -> None:
     assert demo.read_bytes() == before  # read-only
 
 
-@pytest.mark.parametrize(
-    "path", sorted(DATA.glob("*.jsonl")) or [None], ids=lambda p: p.name if p else "none"
-)
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.jsonl")) or [None], ids=lambda p: p.name if p else "none")
 def test_data_sessions_every_command(path: Path | None, tmp_path: Path) -> None:
     if path is None:
         pytest.skip("tests/data has no sessions yet")
@@ -306,9 +293,7 @@ def test_help(cmd: list[str]) -> None:
 
 def test_help_mentions_the_options() -> None:
     assert b"--filter" in run("tree", "--help").stdout and b"--search" in run("tree", "--help").stdout
-    assert (
-        b"--leaf" in run("context", "--help").stdout and b"--no-tiktoken" in run("context", "--help").stdout
-    )
+    assert b"--leaf" in run("context", "--help").stdout and b"--no-tiktoken" in run("context", "--help").stdout
 
 
 @pytest.mark.parametrize(
@@ -329,9 +314,7 @@ def test_help_mentions_the_options() -> None:
         (["tree", "{session}", "--bogus"], "unrecognized arguments"),
     ],
 )
-def test_bad_input_exits_1_with_one_line(
-    session: Path, tmp_path: Path, args: list[str], message: str
-) -> None:
+def test_bad_input_exits_1_with_one_line(session: Path, tmp_path: Path, args: list[str], message: str) -> None:
     subs = {"{session}": str(session), "{missing}": str(tmp_path / "none.jsonl"), "{dir}": str(tmp_path)}
     out = run(*[subs.get(a, a) for a in args])
     err = out.stderr.decode()

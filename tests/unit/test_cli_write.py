@@ -9,8 +9,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from pitree.summary.prepare import BRANCH_SUMMARY_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT
+
 from tests.llm_server import FakeLLMServer, hang, ok, status
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo.jsonl"
@@ -18,8 +18,9 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def pitree(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "pitree.cli", *args], capture_output=True, timeout=120,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "pitree.cli", *args], capture_output=True, timeout=120, env={**os.environ, **(env or {})}
+    )
 
 
 @pytest.fixture
@@ -51,8 +52,12 @@ def test_model_summary_is_wrapped_like_pi(demo: Path, provider: str) -> None:
 
 @pytest.mark.parametrize(
     ("behaviour", "message"),
-    [(status(401, "bad key"), "authentication"), (status(429, "slow down"), "rate"), (status(500), "HTTP 500"),
-     (hang(), "no answer")],
+    [
+        (status(401, "bad key"), "authentication"),
+        (status(429, "slow down"), "rate"),
+        (status(500), "HTTP 500"),
+        (hang(), "no answer"),
+    ],
 )
 def test_model_errors_write_nothing(demo: Path, behaviour, message: str) -> None:  # type: ignore[no-untyped-def]
     before = demo.read_bytes()

@@ -28,8 +28,12 @@ def write(tmp_path: Path, text: str, mode: int = 0o600) -> Path:
     return path
 
 
-def load(tmp_path: Path, text: str | None = None, env: dict[str, str] | None = None,
-         overrides: dict[str, object] | None = None) -> Config:
+def load(
+    tmp_path: Path,
+    text: str | None = None,
+    env: dict[str, str] | None = None,
+    overrides: dict[str, object] | None = None,
+) -> Config:
     path = write(tmp_path, text) if text is not None else tmp_path / "absent.toml"
     return load_config(path, env or {}, overrides)
 
@@ -43,7 +47,9 @@ def test_defaults_without_file_or_environment(tmp_path: Path) -> None:
 
 
 def test_a_full_file(tmp_path: Path) -> None:
-    config = load(tmp_path, """
+    config = load(
+        tmp_path,
+        """
 summarizer = "openai"
 model = "llama3.1"
 timeout = 12
@@ -59,12 +65,23 @@ model = "qwen"
 base_url = "https://proxy.example"
 api_key = "ak"
 model = "claude-x"
-""")
+""",
+    )
     assert dataclasses.asdict(config) | {"path": None, "warnings": []} == {
-        "summarizer": "openai", "model": "llama3.1", "timeout": 12.0, "context_window": 32000,
-        "reserve_tokens": 4000, "openai_base_url": "http://localhost:11434/v1", "openai_api_key": "ollama",
-        "openai_model": "qwen", "anthropic_base_url": "https://proxy.example", "anthropic_api_key": "ak",
-        "anthropic_model": "claude-x", "path": None, "warnings": []}
+        "summarizer": "openai",
+        "model": "llama3.1",
+        "timeout": 12.0,
+        "context_window": 32000,
+        "reserve_tokens": 4000,
+        "openai_base_url": "http://localhost:11434/v1",
+        "openai_api_key": "ollama",
+        "openai_model": "qwen",
+        "anthropic_base_url": "https://proxy.example",
+        "anthropic_api_key": "ak",
+        "anthropic_model": "claude-x",
+        "path": None,
+        "warnings": [],
+    }
     assert config.path == tmp_path / "config.toml" and isinstance(config.timeout, float)
 
 
@@ -73,30 +90,60 @@ FILE = 'summarizer = "anthropic"\nmodel = "file-model"\ntimeout = 10\n[openai]\n
 # (file, env, overrides, expected settings): flags > env > file > defaults, field by field.
 PRECEDENCE: list[tuple[str | None, dict[str, str], dict[str, object], dict[str, Any]]] = [
     (None, {}, {}, {"summarizer": "extractive", "model": None, "timeout": 60.0, "openai_api_key": None}),
-    (FILE, {}, {},
-     {"summarizer": "anthropic", "model": "file-model", "timeout": 10.0, "openai_api_key": "file-key"}),
-    (FILE, {"PITREE_SUMMARIZER": "openai", "OPENAI_API_KEY": "env-key"}, {},
-     {"summarizer": "openai", "model": "file-model", "timeout": 10.0, "openai_api_key": "env-key"}),
-    (FILE, {"PITREE_MODEL": "env-model", "PITREE_TIMEOUT": "2.5"}, {"model": "flag-model"},
-     {"summarizer": "anthropic", "model": "flag-model", "timeout": 2.5}),
-    (FILE, {"PITREE_SUMMARIZER": "openai"}, {"summarizer": "none", "timeout": 3},
-     {"summarizer": "none", "timeout": 3.0}),
-    (None, {"PITREE_SUMMARIZER": "openai"}, {"summarizer": None, "model": None},  # unset flags change nothing
-     {"summarizer": "openai", "model": None}),
-    (FILE, {"PITREE_MODEL": "", "OPENAI_API_KEY": ""}, {},  # empty variables count as unset
-     {"model": "file-model", "openai_api_key": "file-key"}),
-    (None, {"OPENAI_BASE_URL": "http://127.0.0.1:8080/v1", "ANTHROPIC_BASE_URL": "https://a.example",
-            "ANTHROPIC_API_KEY": "ak"}, {"openai_base_url": "http://flag/v1"},
-     {"openai_base_url": "http://flag/v1", "anthropic_base_url": "https://a.example",
-      "anthropic_api_key": "ak"}),
-    (None, {}, {"context_window": "64000", "reserve_tokens": 1000, "timeout": "7"},
-     {"context_window": 64000, "reserve_tokens": 1000, "timeout": 7.0}),
+    (FILE, {}, {}, {"summarizer": "anthropic", "model": "file-model", "timeout": 10.0, "openai_api_key": "file-key"}),
+    (
+        FILE,
+        {"PITREE_SUMMARIZER": "openai", "OPENAI_API_KEY": "env-key"},
+        {},
+        {"summarizer": "openai", "model": "file-model", "timeout": 10.0, "openai_api_key": "env-key"},
+    ),
+    (
+        FILE,
+        {"PITREE_MODEL": "env-model", "PITREE_TIMEOUT": "2.5"},
+        {"model": "flag-model"},
+        {"summarizer": "anthropic", "model": "flag-model", "timeout": 2.5},
+    ),
+    (
+        FILE,
+        {"PITREE_SUMMARIZER": "openai"},
+        {"summarizer": "none", "timeout": 3},
+        {"summarizer": "none", "timeout": 3.0},
+    ),
+    (
+        None,
+        {"PITREE_SUMMARIZER": "openai"},
+        {"summarizer": None, "model": None},  # unset flags change nothing
+        {"summarizer": "openai", "model": None},
+    ),
+    (
+        FILE,
+        {"PITREE_MODEL": "", "OPENAI_API_KEY": ""},
+        {},  # empty variables count as unset
+        {"model": "file-model", "openai_api_key": "file-key"},
+    ),
+    (
+        None,
+        {
+            "OPENAI_BASE_URL": "http://127.0.0.1:8080/v1",
+            "ANTHROPIC_BASE_URL": "https://a.example",
+            "ANTHROPIC_API_KEY": "ak",
+        },
+        {"openai_base_url": "http://flag/v1"},
+        {"openai_base_url": "http://flag/v1", "anthropic_base_url": "https://a.example", "anthropic_api_key": "ak"},
+    ),
+    (
+        None,
+        {},
+        {"context_window": "64000", "reserve_tokens": 1000, "timeout": "7"},
+        {"context_window": 64000, "reserve_tokens": 1000, "timeout": 7.0},
+    ),
 ]
 
 
 @pytest.mark.parametrize(("file", "env", "overrides", "expected"), PRECEDENCE)
-def test_precedence(tmp_path: Path, file: str | None, env: dict[str, str], overrides: dict[str, object],
-                    expected: dict[str, Any]) -> None:
+def test_precedence(
+    tmp_path: Path, file: str | None, env: dict[str, str], overrides: dict[str, object], expected: dict[str, Any]
+) -> None:
     config = load(tmp_path, file, env, overrides)
     assert {k: getattr(config, k) for k in expected} == expected
 
@@ -115,7 +162,7 @@ BAD_FILES = [
     ('openai = "x"', "[openai] must be a table"),
     ('[openai]\nkey = "x"', "unknown setting openai.key"),
     ('[openai]\nbase_url = "localhost:11434"', "openai.base_url: must be an http:// or https:// URL"),
-    ('[anthropic]\napi_key = 5', "anthropic.api_key: must be a string"),
+    ("[anthropic]\napi_key = 5", "anthropic.api_key: must be a string"),
     ("summarizer = ", "invalid TOML"),
     ("[openai\n", "invalid TOML"),
 ]

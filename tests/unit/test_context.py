@@ -215,9 +215,7 @@ def test_default_leaf_is_the_last_entry_and_an_empty_session_has_no_context() ->
 def test_excluded_bash_is_listed_but_not_counted() -> None:
     entries = [
         user("u", None, "abcd"),
-        message(
-            "b", "u", "bashExecution", command="ls", output="xxxxxx", exitCode=0, excludeFromContext=True
-        ),
+        message("b", "u", "bashExecution", command="ls", output="xxxxxx", exitCode=0, excludeFromContext=True),
     ]
     ctx = build_context(tree_of(entries), None)
     assert [m.excluded for m in ctx.messages] == [False, True]

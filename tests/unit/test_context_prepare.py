@@ -56,8 +56,18 @@ def compaction_session(first_kept: str) -> list[dict]:
     ("first_kept", "expected"),
     [
         ("u2", [("compactionSummary", "c1"), ("user", "u2"), ("assistant", "a2"), ("user", "u3"), ("assistant", "a3")]),
-        ("u1", [("compactionSummary", "c1"), ("user", "u1"), ("assistant", "a1"), ("user", "u2"), ("assistant", "a2"),
-                ("user", "u3"), ("assistant", "a3")]),
+        (
+            "u1",
+            [
+                ("compactionSummary", "c1"),
+                ("user", "u1"),
+                ("assistant", "a1"),
+                ("user", "u2"),
+                ("assistant", "a2"),
+                ("user", "u3"),
+                ("assistant", "a3"),
+            ],
+        ),
         ("nowhere", [("compactionSummary", "c1"), ("user", "u3"), ("assistant", "a3")]),
     ],
 )
@@ -69,20 +79,42 @@ def test_context_with_compaction(first_kept: str, expected: list) -> None:
 
 
 def test_only_last_compaction_counts_and_leaf_choice() -> None:
-    entries = [*compaction_session("u2"),
-               entry("compaction", "c2", "a3", summary="T", firstKeptEntryId="u3", tokensBefore=9000), user("u4", "c2")]
+    entries = [
+        *compaction_session("u2"),
+        entry("compaction", "c2", "a3", summary="T", firstKeptEntryId="u3", tokensBefore=9000),
+        user("u4", "c2"),
+    ]
     tree = load_bytes(to_bytes(entries))
-    assert roles(build_context(tree, None)) == [("compactionSummary", "c2"), ("user", "u3"), ("assistant", "a3"),
-                                               ("user", "u4")]
+    assert roles(build_context(tree, None)) == [
+        ("compactionSummary", "c2"),
+        ("user", "u3"),
+        ("assistant", "a3"),
+        ("user", "u4"),
+    ]
     assert roles(build_context(tree, tree.get("a1"))) == [("user", "u1"), ("assistant", "a1")]
 
 
 def test_estimates_follow_pi() -> None:
-    e = [user("u", None, "abcd" * 10), assistant("a", "u", "ab", calls=[("t", "read", {"path": "p"})]),
-         {**tool_result("r", "a", "t"), "message": {"role": "toolResult", "toolCallId": "t", "toolName": "read",
-                                                    "content": [{"type": "image", "data": "xx", "mimeType": "x"}]}},
-         {"type": "message", "id": "b", "parentId": "r", "timestamp": "2026-01-01T00:00:00Z",
-          "message": {"role": "bashExecution", "command": "ls", "output": "a\nb", "exitCode": 0}}]
+    e = [
+        user("u", None, "abcd" * 10),
+        assistant("a", "u", "ab", calls=[("t", "read", {"path": "p"})]),
+        {
+            **tool_result("r", "a", "t"),
+            "message": {
+                "role": "toolResult",
+                "toolCallId": "t",
+                "toolName": "read",
+                "content": [{"type": "image", "data": "xx", "mimeType": "x"}],
+            },
+        },
+        {
+            "type": "message",
+            "id": "b",
+            "parentId": "r",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "bashExecution", "command": "ls", "output": "a\nb", "exitCode": 0},
+        },
+    ]
     tree = load_bytes(to_bytes(e))
     # user: 40/4; assistant: (2 + len("read") + len('{"path":"p"}')) / 4 rounded up; image 4800/4; bash (2+3)/4
     assert [n.est for n in tree.nodes] == [10, 5, 1200, 2]
@@ -95,8 +127,14 @@ def branch_session() -> list[dict]:
         user("x1", "a1", "try A"),
         assistant("x2", "x1", "doing A", calls=[("t1", "read", {"path": "r.py"}), ("t2", "edit", {"path": "e.py"})]),
         tool_result("x3", "x2", "t1", text="R" * 3000),
-        entry("branch_summary", "x4", "x3", fromId="q", summary="older", details={"readFiles": ["old.py"],
-                                                                                  "modifiedFiles": ["m.py"]}),
+        entry(
+            "branch_summary",
+            "x4",
+            "x3",
+            fromId="q",
+            summary="older",
+            details={"readFiles": ["old.py"], "modifiedFiles": ["m.py"]},
+        ),
         assistant("x5", "x4", "A done", calls=[("t3", "write", {"path": "w.py"}), ("t4", "read", {"path": "e.py"})]),
         user("y1", "a1", "try B"),
     ]
@@ -146,12 +184,15 @@ def test_from_hook_details_are_ignored() -> None:
 def test_serialize_conversation_matches_pi() -> None:
     messages = [
         {"role": "user", "content": [{"type": "text", "text": "hello"}, {"type": "text", "text": " there"}]},
-        {"role": "assistant", "content": [
-            {"type": "thinking", "thinking": "hmm"},
-            {"type": "text", "text": "ok"},
-            {"type": "toolCall", "name": "bash", "arguments": {"command": "ls -la", "timeout": 5}},
-            {"type": "toolCall", "name": "read", "arguments": {"path": "a.py"}},
-        ]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hmm"},
+                {"type": "text", "text": "ok"},
+                {"type": "toolCall", "name": "bash", "arguments": {"command": "ls -la", "timeout": 5}},
+                {"type": "toolCall", "name": "read", "arguments": {"path": "a.py"}},
+            ],
+        },
         {"role": "toolResult", "content": [{"type": "text", "text": "z" * 2100}]},
         {"role": "user", "content": ""},
     ]
@@ -182,5 +223,9 @@ def test_prompt_text(instructions: str | None, replace: bool, tail: str) -> None
 def test_finish_summary_wraps_like_pi() -> None:
     ops = FileOps(read={"a", "b"}, edited={"b"}, written={"c"})
     text, read, modified = finish_summary("## Goal\nx", ops)
-    assert text == BRANCH_SUMMARY_PREAMBLE + "## Goal\nx\n\n<read-files>\na\n</read-files>\n\n<modified-files>\nb\nc\n</modified-files>"
+    assert (
+        text
+        == BRANCH_SUMMARY_PREAMBLE
+        + "## Goal\nx\n\n<read-files>\na\n</read-files>\n\n<modified-files>\nb\nc\n</modified-files>"
+    )
     assert (read, modified) == (["a"], ["b", "c"])

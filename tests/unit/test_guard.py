@@ -69,42 +69,79 @@ PI_CLI = "/usr/lib/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
     ("procs", "expected"),
     [
         pytest.param({}, [], id="no-processes"),
-        pytest.param({101: FakeProc(["pi"], fds=["/dev/null", "{file}"])},
-                     [f"a running Pi (pid 101) has 2026-01-01T00-00-00-000Z_{UUID}.jsonl open: "
-                      f"{LEAF} (quit it first, then `pi --session FILE`)"], id="pi-holds-fd"),
-        pytest.param({102: FakeProc(["python3", "hold.py"], fds=["{file}"])},
-                     ["process 102 (python3 hold.py) has"], id="other-process-holds-fd"),
-        pytest.param({103: FakeProc(["node", PI_CLI, "--session", "{file}"], cwd="/")},
-                     ["a running Pi (pid 103) was started on", LEAF], id="node-cli-with-session-path"),
-        pytest.param({104: FakeProc(["node", "--max-old-space-size=4096", "/usr/bin/pi", "--session",
-                                     f"2026-01-01T00-00-00-000Z_{UUID}.jsonl"], cwd="{dir}")},
-                     ["a running Pi (pid 104) was started on"], id="relative-session-path"),
-        pytest.param({105: FakeProc(["pi", "--session", "1234ab"], cwd="/elsewhere")},
-                     ["a running Pi (pid 105) was started on"], id="session-uuid-prefix"),
-        pytest.param({106: FakeProc(["pi"], comm="pi", cwd=PROJECT)},
-                     [f"a running Pi (pid 106) works in {PROJECT}, the project of", LEAF],
-                     id="pi-title-in-project"),
-        pytest.param({107: FakeProc(["bun", PI_CLI, "-c"], cwd=PROJECT)},
-                     ["a running Pi (pid 107) works in"], id="bun-continue-in-project"),
-        pytest.param({108: FakeProc(["pi", "--session-dir", "{dir}"], cwd="/elsewhere")},
-                     ["a running Pi (pid 108) works in /elsewhere"], id="session-dir-option"),
-        pytest.param({117: FakeProc(["node"], comm="pi", cwd=PROJECT)},
-                     ["a running Pi (pid 117) works in"], id="known-by-comm-only"),
+        pytest.param(
+            {101: FakeProc(["pi"], fds=["/dev/null", "{file}"])},
+            [
+                f"a running Pi (pid 101) has 2026-01-01T00-00-00-000Z_{UUID}.jsonl open: "
+                f"{LEAF} (quit it first, then `pi --session FILE`)"
+            ],
+            id="pi-holds-fd",
+        ),
+        pytest.param(
+            {102: FakeProc(["python3", "hold.py"], fds=["{file}"])},
+            ["process 102 (python3 hold.py) has"],
+            id="other-process-holds-fd",
+        ),
+        pytest.param(
+            {103: FakeProc(["node", PI_CLI, "--session", "{file}"], cwd="/")},
+            ["a running Pi (pid 103) was started on", LEAF],
+            id="node-cli-with-session-path",
+        ),
+        pytest.param(
+            {
+                104: FakeProc(
+                    [
+                        "node",
+                        "--max-old-space-size=4096",
+                        "/usr/bin/pi",
+                        "--session",
+                        f"2026-01-01T00-00-00-000Z_{UUID}.jsonl",
+                    ],
+                    cwd="{dir}",
+                )
+            },
+            ["a running Pi (pid 104) was started on"],
+            id="relative-session-path",
+        ),
+        pytest.param(
+            {105: FakeProc(["pi", "--session", "1234ab"], cwd="/elsewhere")},
+            ["a running Pi (pid 105) was started on"],
+            id="session-uuid-prefix",
+        ),
+        pytest.param(
+            {106: FakeProc(["pi"], comm="pi", cwd=PROJECT)},
+            [f"a running Pi (pid 106) works in {PROJECT}, the project of", LEAF],
+            id="pi-title-in-project",
+        ),
+        pytest.param(
+            {107: FakeProc(["bun", PI_CLI, "-c"], cwd=PROJECT)},
+            ["a running Pi (pid 107) works in"],
+            id="bun-continue-in-project",
+        ),
+        pytest.param(
+            {108: FakeProc(["pi", "--session-dir", "{dir}"], cwd="/elsewhere")},
+            ["a running Pi (pid 108) works in /elsewhere"],
+            id="session-dir-option",
+        ),
+        pytest.param(
+            {117: FakeProc(["node"], comm="pi", cwd=PROJECT)},
+            ["a running Pi (pid 117) works in"],
+            id="known-by-comm-only",
+        ),
         pytest.param({109: FakeProc(["pi"], cwd="/work/other")}, [], id="pi-in-other-project"),
         pytest.param({118: FakeProc(["pi", "--fork", "{file}"], cwd=PROJECT)}, [], id="pi-forked-copy"),
-        pytest.param({110: FakeProc(["pi", "--session", "/tmp/other.jsonl"], cwd=PROJECT)}, [],
-                     id="pi-on-another-session"),
+        pytest.param(
+            {110: FakeProc(["pi", "--session", "/tmp/other.jsonl"], cwd=PROJECT)}, [], id="pi-on-another-session"
+        ),
         pytest.param({111: FakeProc(["pi", "--no-session"], cwd=PROJECT)}, [], id="pi-no-session"),
-        pytest.param({112: FakeProc(["pi", "--session-dir", "/tmp/else"], cwd=PROJECT)}, [],
-                     id="pi-other-session-dir"),
+        pytest.param({112: FakeProc(["pi", "--session-dir", "/tmp/else"], cwd=PROJECT)}, [], id="pi-other-session-dir"),
         pytest.param({113: FakeProc(["vim", "{file}"], cwd=PROJECT)}, [], id="editor-names-file-not-open"),
         pytest.param({114: FakeProc(["node", "server.js"], cwd=PROJECT)}, [], id="other-node-in-project"),
         pytest.param({115: FakeProc(["pip", "install", "x"], cwd=PROJECT)}, [], id="pip-is-not-pi"),
         pytest.param({116: FakeProc([], comm="kworker")}, [], id="kernel-thread-empty-cmdline"),
     ],
 )
-def test_process_warnings(tmp_path: Path, session: Path, procs: dict[int, FakeProc],
-                          expected: list[str]) -> None:
+def test_process_warnings(tmp_path: Path, session: Path, procs: dict[int, FakeProc], expected: list[str]) -> None:
     for proc in procs.values():
         proc.argv = [a.format(file=session, dir=session.parent) for a in proc.argv]
         if proc.cwd is not None:
@@ -183,8 +220,7 @@ def test_no_proc_is_silent(tmp_path: Path, session: Path, missing: str) -> None:
         pytest.param(120, 300, "was modified 120 s ago", id="longer-window"),
     ],
 )
-def test_recent_change(tmp_path: Path, session: Path, age: float, recent: float,
-                       expected: str | None) -> None:
+def test_recent_change(tmp_path: Path, session: Path, age: float, recent: float, expected: str | None) -> None:
     empty = fake_proc(tmp_path / "proc", {}, session)
     warnings = write_warnings(session, now=1_000_000 + age, recent_seconds=recent, proc_root=empty)
     if expected is None:

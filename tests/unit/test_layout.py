@@ -29,10 +29,7 @@ def picture(tree: SessionTree, layout: Layout, folded: set[str] = frozenset()) -
         dot = "• " if id(row.node) in layout.active else ""
         label = tree.labels.get(row.node.id)
         out.append(
-            layout.prefix(i, row.node.id in folded)
-            + dot
-            + (f"[{label}] " if label else "")
-            + tree.row_text(row.node)
+            layout.prefix(i, row.node.id in folded) + dot + (f"[{label}] " if label else "") + tree.row_text(row.node)
         )
     return out
 
@@ -199,9 +196,7 @@ def test_unknown_filter_is_an_error() -> None:
         ("toolUse", {}, True, True),  # the leaf is always shown so the position is visible
     ],
 )
-def test_tool_call_only_assistant_visibility(
-    stop: str, extra: dict[str, Any], leaf: bool, shown: bool
-) -> None:
+def test_tool_call_only_assistant_visibility(stop: str, extra: dict[str, Any], leaf: bool, shown: bool) -> None:
     entries = [user("u", None), assistant("a", "u", "", calls=(("c", "ls", {}),), stop=stop, **extra)]
     if not leaf:
         entries.append(tool_result("r", "a", "c", "ls"))

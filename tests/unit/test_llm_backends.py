@@ -86,8 +86,7 @@ def test_split_joins_back_exactly() -> None:
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_success_streams_the_exact_text_and_sends_the_request(provider: str,
-                                                                    server: FakeLLMServer) -> None:
+async def test_success_streams_the_exact_text_and_sends_the_request(provider: str, server: FakeLLMServer) -> None:
     text = "## Goal\nFix the parser — ünïcode ✓\n\n## Done\n- [x] `app/x.py`"
     server.script(ok(text, chunks=5))
     deltas = await collect(make(provider, base_url(provider, server)))
@@ -98,8 +97,7 @@ async def test_success_streams_the_exact_text_and_sends_the_request(provider: st
     assert body["stream"] is True and body["max_tokens"] == 2048
     if provider == "openai":
         assert got.path == "/v1/chat/completions" and body["model"] == "fake-gpt"
-        assert body["messages"] == [{"role": "system", "content": SYSTEM},
-                                    {"role": "user", "content": PROMPT}]
+        assert body["messages"] == [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}]
         assert headers["authorization"] == f"Bearer {KEY}"
     else:
         assert got.path == "/v1/messages" and body["model"] == "fake-claude"
@@ -117,8 +115,14 @@ async def test_request_max_tokens_is_passed_through(provider: str, server: FakeL
 
 
 async def test_openai_retries_with_max_completion_tokens_when_the_model_asks(server: FakeLLMServer) -> None:
-    server.script(status(400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
-                              "Use 'max_completion_tokens' instead."), ok("fine"))
+    server.script(
+        status(
+            400,
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+        ),
+        ok("fine"),
+    )
     assert "".join(await collect(make("openai", server.openai_url))) == "fine"
     first, second = (r.body for r in server.requests)
     assert first["max_tokens"] == 2048 and "max_completion_tokens" not in first
@@ -135,8 +139,7 @@ async def test_a_plain_400_is_not_retried(server: FakeLLMServer) -> None:
 # -- failures ---------------------------------------------------------------------------------------------
 
 ERRORS: list[tuple[str, Behaviour, type[BackendError], str]] = [
-    ("401", status(401, f"Incorrect API key provided: {KEY}"), BackendAuthError,
-     "authentication failed (HTTP 401)"),
+    ("401", status(401, f"Incorrect API key provided: {KEY}"), BackendAuthError, "authentication failed (HTTP 401)"),
     ("403", status(403), BackendAuthError, "authentication failed (HTTP 403)"),
     ("429", status(429, "slow down"), BackendRateLimited, "rate limited (HTTP 429)"),
     ("500", status(500), BackendUnavailable, "server error (HTTP 500)"),
@@ -150,9 +153,9 @@ ERRORS: list[tuple[str, Behaviour, type[BackendError], str]] = [
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize(("case", "behaviour", "expected", "words"), ERRORS, ids=[e[0] for e in ERRORS])
-async def test_failures_map_to_backend_errors(provider: str, server: FakeLLMServer, case: str,
-                                              behaviour: Behaviour, expected: type[BackendError],
-                                              words: str) -> None:
+async def test_failures_map_to_backend_errors(
+    provider: str, server: FakeLLMServer, case: str, behaviour: Behaviour, expected: type[BackendError], words: str
+) -> None:
     server.script(behaviour)
     exc, deltas, took = await failure(make(provider, base_url(provider, server), timeout=0.5))
     assert isinstance(exc, expected), repr(exc)
@@ -234,8 +237,7 @@ async def test_slow_stream_completes_when_not_cancelled(provider: str, server: F
 
 
 @pytest.mark.parametrize(("provider", "module"), [("openai", "openai"), ("anthropic", "anthropic")])
-def test_missing_sdk_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, provider: str,
-                                            module: str) -> None:
+def test_missing_sdk_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, provider: str, module: str) -> None:
     monkeypatch.setitem(sys.modules, module, None)  # makes `import openai` raise ImportError
     with pytest.raises(BackendError) as info:
         make(provider, "http://127.0.0.1:1")
@@ -249,9 +251,16 @@ def test_repr_hides_the_key(provider: str) -> None:
 
 
 async def test_local_server_without_a_key_via_config(server: FakeLLMServer) -> None:
-    config = load_config(path=None, env={"PITREE_CONFIG": "/nonexistent/pitree.toml",
-                                         "OPENAI_BASE_URL": server.openai_url, "PITREE_SUMMARIZER": "openai",
-                                         "PITREE_MODEL": "llama3.1", "PITREE_TIMEOUT": "3"})
+    config = load_config(
+        path=None,
+        env={
+            "PITREE_CONFIG": "/nonexistent/pitree.toml",
+            "OPENAI_BASE_URL": server.openai_url,
+            "PITREE_SUMMARIZER": "openai",
+            "PITREE_MODEL": "llama3.1",
+            "PITREE_TIMEOUT": "3",
+        },
+    )
     backend = make_backend(config)
     assert "".join(await collect(backend)) == "Hello from the fake model."
     [got] = server.requests
@@ -259,8 +268,11 @@ async def test_local_server_without_a_key_via_config(server: FakeLLMServer) -> N
 
 
 async def test_anthropic_via_config_uses_its_default_model(server: FakeLLMServer) -> None:
-    env = {"PITREE_CONFIG": "/nonexistent/pitree.toml", "ANTHROPIC_API_KEY": KEY,
-           "ANTHROPIC_BASE_URL": server.anthropic_url}
+    env = {
+        "PITREE_CONFIG": "/nonexistent/pitree.toml",
+        "ANTHROPIC_API_KEY": KEY,
+        "ANTHROPIC_BASE_URL": server.anthropic_url,
+    }
     config = load_config(path=None, env=env, overrides={"summarizer": "anthropic"})
     await collect(make_backend(config))
     assert server.requests[0].body["model"] == "claude-3-5-haiku-latest"
@@ -302,8 +314,10 @@ def test_safe_message(text: str, secrets: list[str | None], expected: str) -> No
 
 @pytest.mark.parametrize(
     ("url", "expected"),
-    [("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
-     ("https://user:secret@proxy.example/v1", "https://proxy.example/v1")],
+    [
+        ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
+        ("https://user:secret@proxy.example/v1", "https://proxy.example/v1"),
+    ],
 )
 def test_display_url_drops_credentials(url: str, expected: str) -> None:
     assert display_url(url) == expected

@@ -49,18 +49,14 @@ def test_unparseable_version_migrates_nothing() -> None:
 
 
 def test_v3_keeps_ids_and_hook_message_role() -> None:
-    tree = load_bytes(
-        to_bytes([user("u1", None), message("h1", "u1", "hookMessage", content="x")], version=3)
-    )
+    tree = load_bytes(to_bytes([user("u1", None), message("h1", "u1", "hookMessage", content="x")], version=3))
     assert [n.id for n in tree.nodes] == ["u1", "h1"]
     assert tree.get("h1").role == "hookMessage"
     assert not any(n.flags & SYNTHETIC_ID for n in tree.nodes)
 
 
 def test_v2_renames_hook_message_to_custom_and_keeps_ids() -> None:
-    tree = load_bytes(
-        to_bytes([user("u1", None), message("h1", "u1", "hookMessage", content="x")], version=2)
-    )
+    tree = load_bytes(to_bytes([user("u1", None), message("h1", "u1", "hookMessage", content="x")], version=2))
     assert tree.get("h1").role == "custom" and tree.get("h1").text == "[custom]"
     assert [n.parent_id for n in tree.nodes] == [None, "u1"]
 
@@ -250,9 +246,7 @@ def test_store_errors_are_one_line(tmp_path: Path, kind: str) -> None:
     path = tmp_path / "nope.jsonl" if kind == "missing" else tmp_path
     with pytest.raises(SessionFileError) as info:
         load_session(path)
-    assert "\n" not in str(info.value) and (
-        "no such file" in str(info.value) or "directory" in str(info.value)
-    )
+    assert "\n" not in str(info.value) and ("no such file" in str(info.value) or "directory" in str(info.value))
 
 
 def test_loading_never_changes_the_file(tmp_path: Path) -> None:

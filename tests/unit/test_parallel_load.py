@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from pitree.store import session_file
 from pitree.store.session_file import load_session_fast, load_session_progressive
+
 from tests.sessions import chain, to_bytes, user
 from tests.unit.test_tree_cache import signature
 

@@ -92,8 +92,13 @@ def test_v1_ids_are_stable_and_first_kept_index_resolves() -> None:
         {"type": "message", "timestamp": "2026-01-01T00:00:00Z", "message": {"role": "user", "content": "a"}},
         {"type": "message", "timestamp": "2026-01-01T00:00:01Z", "message": {"role": "assistant", "content": []}},
         {"type": "message", "timestamp": "2026-01-01T00:00:02Z", "message": {"role": "user", "content": "b"}},
-        {"type": "compaction", "timestamp": "2026-01-01T00:00:03Z", "summary": "s", "firstKeptEntryIndex": 3,
-         "tokensBefore": 1000},
+        {
+            "type": "compaction",
+            "timestamp": "2026-01-01T00:00:03Z",
+            "summary": "s",
+            "firstKeptEntryIndex": 3,
+            "tokensBefore": 1000,
+        },
     ]
     data = to_bytes(lines, header)
     one, two = load_bytes(data), load_bytes(data)
@@ -103,8 +108,13 @@ def test_v1_ids_are_stable_and_first_kept_index_resolves() -> None:
 
 
 def test_v2_hookmessage_becomes_custom() -> None:
-    e = {"type": "message", "id": "aaaaaaaa", "parentId": None, "timestamp": "2026-01-01T00:00:00Z",
-         "message": {"role": "hookMessage", "content": "x"}}
+    e = {
+        "type": "message",
+        "id": "aaaaaaaa",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {"role": "hookMessage", "content": "x"},
+    }
     tree = load_bytes(to_bytes([e], {**HEADER, "version": 2}))
     assert tree.nodes[0].role == "custom"
     tree3 = load_bytes(to_bytes([e], HEADER))
@@ -146,7 +156,13 @@ def test_message_not_an_object_and_unknown_type() -> None:
 
 
 def test_entry_without_id_gets_synthetic_id() -> None:
-    tree = load_bytes(to_bytes([{"type": "message", "parentId": None, "message": {"role": "user", "content": "x"}},
-                                {"type": "message", "id": 5, "parentId": None, "message": {"role": "user"}}]))
+    tree = load_bytes(
+        to_bytes(
+            [
+                {"type": "message", "parentId": None, "message": {"role": "user", "content": "x"}},
+                {"type": "message", "id": 5, "parentId": None, "message": {"role": "user"}},
+            ]
+        )
+    )
     assert [n.id for n in tree.nodes] == ["~L2", "~L3"]
     assert sum("no usable id" in p.message for p in tree.problems) == 2

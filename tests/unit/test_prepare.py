@@ -121,9 +121,7 @@ def test_prepare_skips_tool_results_and_settings_and_keeps_order() -> None:
     prepared = prepare_branch_entries(entries)
     assert roles_of(prepared) == ["user", "assistant", "compactionSummary", "branchSummary", "custom"]
     assert prepared.entry_count == len(entries)
-    assert (
-        prepared.total_tokens == 2 + 5 + 3 + 3 + 1
-    )  # ceil(chars / 4): 5, 4 + 15 (name + JSON args), 9, 9, 4
+    assert prepared.total_tokens == 2 + 5 + 3 + 3 + 1  # ceil(chars / 4): 5, 4 + 15 (name + JSON args), 9, 9, 4
 
 
 def test_budget_keeps_the_newest() -> None:
@@ -197,9 +195,7 @@ def test_file_ops_include_earlier_branch_summaries_but_not_hooks() -> None:
         entry("branch_summary", "b2", "b1", summary="s", fromHook=True, details={"readFiles": ["hook.py"]}),
         entry("branch_summary", "b3", "b2", summary="s", details="not a dict"),
         user("u", "b3", "x" * 4000),  # over the budget, yet its older summary details still count
-        assistant(
-            "a", "u", "", calls=(("1", "read", {"path": "a.py"}), ("2", "edit", {"path": "old-read.py"}))
-        ),
+        assistant("a", "u", "", calls=(("1", "read", {"path": "a.py"}), ("2", "edit", {"path": "old-read.py"}))),
     ]
     prepared = prepare_branch_entries(entries, 50)
     read, modified = prepared.file_ops.lists()
@@ -287,9 +283,7 @@ def test_serialize_conversation() -> None:
 
 @pytest.mark.parametrize(("length", "cut"), [(1999, 0), (2000, 0), (2001, 1), (5000, 3000)])
 def test_tool_results_are_cut_at_2000_chars(length: int, cut: int) -> None:
-    text = serialize_conversation(
-        [{"role": "toolResult", "content": [{"type": "text", "text": "z" * length}]}]
-    )
+    text = serialize_conversation([{"role": "toolResult", "content": [{"type": "text", "text": "z" * length}]}])
     body = text.removeprefix("[Tool result]: ")
     if cut:
         assert body == "z" * 2000 + f"\n\n[... {cut} more characters truncated]"
@@ -341,8 +335,7 @@ def test_finish_summary() -> None:
     assert finish_summary("S", FileOps()) == (BRANCH_SUMMARY_PREAMBLE + "S", [], [])
     assert format_file_operations([], ["m"]) == "\n\n<modified-files>\nm\n</modified-files>"
     assert BRANCH_SUMMARY_PREAMBLE == (
-        "The user explored a different conversation branch before returning here.\n"
-        "Summary of that exploration:\n\n"
+        "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n"
     )
 
 

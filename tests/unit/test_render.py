@@ -55,9 +55,7 @@ def plain(parts: list[Part] | Part, *, open_folds: bool = True, width: int = 100
 def terminal_output(parts: list[Part]) -> str:
     """What would be written to a real terminal (colours on), folds opened."""
     out = io.StringIO()
-    console = Console(
-        file=out, width=100, force_terminal=True, color_system="truecolor", legacy_windows=False
-    )
+    console = Console(file=out, width=100, force_terminal=True, color_system="truecolor", legacy_windows=False)
     for part in parts:
         for piece in part.body if isinstance(part, Fold) else (part,):
             console.print(piece)
@@ -312,9 +310,7 @@ def test_thinking_is_a_collapsed_fold_and_image_data_never_shown() -> None:
     (thinking,) = [f for f in folds(parts) if f.title.startswith("thinking")]
     assert thinking.collapsed
     assert "let me think" not in plain(parts, open_folds=False)
-    image = msg_entry(
-        {"role": "user", "content": [{"type": "image", "mimeType": "image/png", "data": "QUJD" * 5000}]}
-    )
+    image = msg_entry({"role": "user", "content": [{"type": "image", "mimeType": "image/png", "data": "QUJD" * 5000}]})
     assert "QUJD" not in plain(entry_parts(image))
 
 
@@ -355,16 +351,12 @@ WRONG: list[tuple[str, Any, str]] = [
     ("usage a string", msg_entry({"role": "assistant", "content": [], "usage": "lots"}), "usage: lots"),
     (
         "usage fields wrong",
-        msg_entry(
-            {"role": "assistant", "content": [], "usage": {"input": "many", "output": None, "cost": "free"}}
-        ),
+        msg_entry({"role": "assistant", "content": [], "usage": {"input": "many", "output": None, "cost": "free"}}),
         "many",
     ),
     (
         "tool call args a string",
-        msg_entry(
-            {"role": "assistant", "content": [{"type": "toolCall", "name": 3, "arguments": "{not json"}]}
-        ),
+        msg_entry({"role": "assistant", "content": [{"type": "toolCall", "name": 3, "arguments": "{not json"}]}),
         "tool call 3",
     ),
     (
@@ -485,9 +477,7 @@ def entries(draw: st.DrawFn) -> dict[str, Any]:
             st.lists(
                 st.fixed_dictionaries(
                     {"type": st.sampled_from(["text", "thinking", "toolCall", "image", "x"])},
-                    optional={
-                        k: json_values for k in ("text", "thinking", "name", "arguments", "data", "mimeType")
-                    },
+                    optional={k: json_values for k in ("text", "thinking", "name", "arguments", "data", "mimeType")},
                 ),
                 max_size=3,
             )
@@ -707,9 +697,7 @@ def test_raw_line_that_does_not_parse() -> None:
 def tree(tmp_path: Path) -> SessionTree:
     entries = [
         user("u1", None, "hi", t=0),
-        assistant(
-            "a1", "u1", "ok", t=1, calls=[("c1", "read", {"path": "src/app.py", "offset": 3, "limit": 4})]
-        ),
+        assistant("a1", "u1", "ok", t=1, calls=[("c1", "read", {"path": "src/app.py", "offset": 3, "limit": 4})]),
         tool_result("r1", "a1", "c1", "read", "x = 1", t=2),
         entry("label", "l1", "r1", t=3, targetId="a1", label="[b]star\x1b[0m"),
         {

@@ -363,9 +363,7 @@ def test_reset_clears_state(tmp_path: Path) -> None:
         (b"a\n", 9, b"", TailEvent("reset")),  # the caller's offset is past the end: not this file
     ],
 )
-def test_resume_from_offset(
-    tmp_path: Path, content: bytes, offset: int, appended: bytes, expected: TailEvent
-) -> None:
+def test_resume_from_offset(tmp_path: Path, content: bytes, offset: int, appended: bytes, expected: TailEvent) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(content)
     tailer = Tailer(path, offset=offset)
@@ -429,9 +427,7 @@ def test_huge_line_in_pieces_is_read_once(tmp_path: Path, monkeypatch: pytest.Mo
         OSError(5, "I/O error"),
     ],
 )
-def test_read_errors_are_events_and_keep_state(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exc: OSError
-) -> None:
+def test_read_errors_are_events_and_keep_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exc: OSError) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"a\n")
     tailer = Tailer(path)

@@ -252,9 +252,7 @@ def test_tool_result_rows_show_their_call_and_search_sees_it() -> None:
     tree = tree_of(
         [
             user("u1", None),
-            assistant(
-                "a1", "u1", "", calls=(("c1", "read", {"path": "/src/app.py", "offset": 10, "limit": 5}),)
-            ),
+            assistant("a1", "u1", "", calls=(("c1", "read", {"path": "/src/app.py", "offset": 10, "limit": 5}),)),
             tool_result("r1", "a1", "c1", "read"),
             tool_result("r2", "r1", "unknown-call", "bash"),
             entry("label", "l1", "r2", targetId="r1", label="Important"),
@@ -263,9 +261,7 @@ def test_tool_result_rows_show_their_call_and_search_sees_it() -> None:
     )
     assert tree.row_text(tree.get("r1")) == "[read: /src/app.py:10-14]"
     assert tree.row_text(tree.get("r2")) == "[bash]"
-    assert "important" in tree.search_text(tree.get("r1")) and "toolresult" in tree.search_text(
-        tree.get("r1")
-    )
+    assert "important" in tree.search_text(tree.get("r1")) and "toolresult" in tree.search_text(tree.get("r1"))
     assert "paris" in tree.search_text(tree.get("b1"))
     assert "/src/app.py" in tree.search_text(tree.get("a1"))
 

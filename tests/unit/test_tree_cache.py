@@ -7,16 +7,33 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from pitree.store import tree_cache
 from pitree.store.session_file import load_session_fast, load_session_progressive
+
 from tests.sessions import assistant, chain, to_bytes, user
 
 
 def signature(tree) -> list:  # type: ignore[no-untyped-def]
-    return [(n.id, n.parent_id, n.line, n.offset, n.length, n.type, n.role, n.text, n.flags, n.est, n.usage, n.model,
-             n.meta, n.ts, n.parent.id if n.parent else None) for n in tree.nodes] + [
-        [(s.line, s.reason) for s in tree.skipped], tree.problems, tree.labels, tree.name, tree.header]
+    return [
+        (
+            n.id,
+            n.parent_id,
+            n.line,
+            n.offset,
+            n.length,
+            n.type,
+            n.role,
+            n.text,
+            n.flags,
+            n.est,
+            n.usage,
+            n.model,
+            n.meta,
+            n.ts,
+            n.parent.id if n.parent else None,
+        )
+        for n in tree.nodes
+    ] + [[(s.line, s.reason) for s in tree.skipped], tree.problems, tree.labels, tree.name, tree.header]
 
 
 @pytest.fixture
@@ -24,7 +41,9 @@ def big(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)
     path = tmp_path / "s.jsonl"
-    path.write_bytes(to_bytes(chain(300)) + b"garbage\n" + to_bytes([user("dup", "e0000299"), user("dup", "e0000001")], header=None))
+    path.write_bytes(
+        to_bytes(chain(300)) + b"garbage\n" + to_bytes([user("dup", "e0000299"), user("dup", "e0000001")], header=None)
+    )
     return path
 
 

@@ -44,7 +44,11 @@ def test_roots_children_leaf_and_branch() -> None:
     ],
 )
 def test_children_sorted_by_timestamp(timestamps: list, order: list[str]) -> None:
-    entries = [user("p", None), {**user("c1", "p"), "timestamp": timestamps[0]}, {**user("c2", "p"), "timestamp": timestamps[1]}]
+    entries = [
+        user("p", None),
+        {**user("c1", "p"), "timestamp": timestamps[0]},
+        {**user("c2", "p"), "timestamp": timestamps[1]},
+    ]
     tree = load_bytes(to_bytes(entries))
     assert ids(tree.get("p").children) == order
 
@@ -115,8 +119,10 @@ def test_deep_chain_has_no_recursion() -> None:
 
 
 def render(tree, layout) -> list[str]:  # type: ignore[no-untyped-def]
-    return [layout.prefix(i) + ("• " if id(r.node) in layout.active else "") + tree.row_text(r.node)
-            for i, r in enumerate(layout.rows)]
+    return [
+        layout.prefix(i) + ("• " if id(r.node) in layout.active else "") + tree.row_text(r.node)
+        for i, r in enumerate(layout.rows)
+    ]
 
 
 def test_pi_layout_of_a_fork() -> None:
@@ -134,7 +140,9 @@ def test_pi_layout_of_a_fork() -> None:
 def test_multiple_roots_and_tool_rows() -> None:
     entries = [
         user("r1", None, "one"),
-        assistant("c1", "r1", "", calls=[("t1", "read", {"path": "/x/a.py", "offset": 10, "limit": 5})], stop="toolUse"),
+        assistant(
+            "c1", "r1", "", calls=[("t1", "read", {"path": "/x/a.py", "offset": 10, "limit": 5})], stop="toolUse"
+        ),
         tool_result("tr", "c1", "t1"),
         user("r2", None, "two"),
     ]

@@ -30,13 +30,18 @@ class AnthropicBackend:
 
     name = "anthropic"
 
-    def __init__(self, api_key: str, base_url: str | None = None, model: str = DEFAULT_MODEL,
-                 timeout: float = 60.0, max_retries: int = 0) -> None:
+    def __init__(
+        self,
+        api_key: str,
+        base_url: str | None = None,
+        model: str = DEFAULT_MODEL,
+        timeout: float = 60.0,
+        max_retries: int = 0,
+    ) -> None:
         try:
             import anthropic
         except ImportError:
-            raise BackendError(
-                "the anthropic backend needs the 'llm' extra: pip install 'pitree[llm]'") from None
+            raise BackendError("the anthropic backend needs the 'llm' extra: pip install 'pitree[llm]'") from None
         self._sdk: Any = anthropic
         self._api_key = api_key
         # Always explicit, so the SDK never picks ANTHROPIC_BASE_URL or a profile behind the config's back.
@@ -54,8 +59,9 @@ class AnthropicBackend:
         sdk = self._sdk
         finished = False
         try:
-            async with sdk.AsyncAnthropic(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
-                                          max_retries=self.max_retries) as client:
+            async with sdk.AsyncAnthropic(
+                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+            ) as client:
                 stream = await client.messages.create(
                     model=self.model,
                     max_tokens=request.max_tokens,
@@ -74,8 +80,14 @@ class AnthropicBackend:
             raise
         except sdk.APIStatusError as exc:
             # An `error` event inside a 200 stream arrives as a status error too; its type says what it was.
-            raise status_error(self.name, exc.status_code, self.base_url, error_detail(exc.body),
-                               [self._api_key], kind=error_kind(exc.body)) from None
+            raise status_error(
+                self.name,
+                exc.status_code,
+                self.base_url,
+                error_detail(exc.body),
+                [self._api_key],
+                kind=error_kind(exc.body),
+            ) from None
         except Exception as exc:
             mapped = self._other_error(exc)
             if mapped is None:
@@ -83,8 +95,9 @@ class AnthropicBackend:
             raise mapped from None
         if not finished:
             where = display_url(self.base_url)
-            raise BackendUnavailable(safe_message(
-                f"{self.name}: the answer from {where} stopped before the model finished", [self._api_key]))
+            raise BackendUnavailable(
+                safe_message(f"{self.name}: the answer from {where} stopped before the model finished", [self._api_key])
+            )
 
     def _other_error(self, exc: Exception) -> BackendError | None:
         mapped = transport_error(self.name, exc, self.base_url, self.timeout, [self._api_key])

@@ -84,8 +84,9 @@ def safe_message(text: str, secrets: Iterable[str | None] = ()) -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
 
 
-def status_error(provider: str, status: int, url: str, detail: str, secrets: Iterable[str | None],
-                 kind: str = "") -> BackendError:
+def status_error(
+    provider: str, status: int, url: str, detail: str, secrets: Iterable[str | None], kind: str = ""
+) -> BackendError:
     """The BackendError for an HTTP error status (or, for `kind`, a provider's error type in a stream)."""
     where = display_url(url)
     if status in (401, 403) or kind in ("authentication_error", "permission_error"):
@@ -118,13 +119,16 @@ def _is(exc: BaseException, name: str) -> bool:
     return any(c.__name__ == name and c.__module__.startswith("httpx") for c in type(exc).__mro__)
 
 
-def transport_error(provider: str, exc: BaseException, url: str, timeout: float,
-                    secrets: Iterable[str | None]) -> BackendError | None:
+def transport_error(
+    provider: str, exc: BaseException, url: str, timeout: float, secrets: Iterable[str | None]
+) -> BackendError | None:
     """The BackendError for a timeout or a failed/dropped connection anywhere in `exc`'s chain, else None."""
     where = display_url(url)
     chain = _chain(exc)
-    if any(_is(e, "TimeoutException") or type(e).__name__ == "APITimeoutError" or isinstance(e, TimeoutError)
-           for e in chain):
+    if any(
+        _is(e, "TimeoutException") or type(e).__name__ == "APITimeoutError" or isinstance(e, TimeoutError)
+        for e in chain
+    ):
         text = f"{provider}: no answer from {where} within {timeout:g} s"
         return BackendTimeout(safe_message(text, secrets))
     if not any(_is(e, "TransportError") or type(e).__name__ == "APIConnectionError" for e in chain):

@@ -46,7 +46,7 @@ def _first_error_line(text: str) -> str:
 
 
 def _sentences(text: str) -> list[str]:
-    out = []
+    out: list[str] = []
     for para in text.split("\n"):
         para = para.strip()
         if para and not para.startswith("```"):
@@ -94,7 +94,8 @@ def summarize(entries: list[dict[str, Any]]) -> str:
                 last_assistant_text = text
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "toolCall":
-                    args = block.get("arguments") if isinstance(block.get("arguments"), dict) else {}
+                    raw_args = block.get("arguments")
+                    args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
                     calls[as_str(block.get("id"))] = (as_str(block.get("name")), args)
             if msg.get("stopReason") == "error" or msg.get("errorMessage"):
                 reason = msg.get("errorMessage") or "reply failed"

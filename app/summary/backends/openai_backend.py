@@ -32,13 +32,18 @@ class OpenAIBackend:
 
     name = "openai"
 
-    def __init__(self, api_key: str, base_url: str | None = None, model: str = DEFAULT_MODEL,
-                 timeout: float = 60.0, max_retries: int = 0) -> None:
+    def __init__(
+        self,
+        api_key: str,
+        base_url: str | None = None,
+        model: str = DEFAULT_MODEL,
+        timeout: float = 60.0,
+        max_retries: int = 0,
+    ) -> None:
         try:
             import openai
         except ImportError:
-            raise BackendError(
-                "the openai backend needs the 'llm' extra: pip install 'pitree[llm]'") from None
+            raise BackendError("the openai backend needs the 'llm' extra: pip install 'pitree[llm]'") from None
         self._sdk: Any = openai
         self._api_key = api_key or NO_KEY
         # Always explicit, so the SDK never picks OPENAI_BASE_URL from the environment behind the
@@ -61,8 +66,9 @@ class OpenAIBackend:
         ]
         finished = False
         try:
-            async with sdk.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
-                                       max_retries=self.max_retries) as client:
+            async with sdk.AsyncOpenAI(
+                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+            ) as client:
                 stream = await self._create(client, messages, request.max_tokens)
                 async with stream:
                     async for chunk in stream:
@@ -75,8 +81,9 @@ class OpenAIBackend:
         except BackendError:
             raise
         except sdk.APIStatusError as exc:
-            raise status_error(self.name, exc.status_code, self.base_url, error_detail(exc.body),
-                               [self._api_key]) from None
+            raise status_error(
+                self.name, exc.status_code, self.base_url, error_detail(exc.body), [self._api_key]
+            ) from None
         except Exception as exc:
             mapped = self._other_error(exc)
             if mapped is None:
@@ -84,8 +91,9 @@ class OpenAIBackend:
             raise mapped from None
         if not finished:
             where = display_url(self.base_url)
-            raise BackendUnavailable(safe_message(
-                f"{self.name}: the answer from {where} stopped before the model finished", [self._api_key]))
+            raise BackendUnavailable(
+                safe_message(f"{self.name}: the answer from {where} stopped before the model finished", [self._api_key])
+            )
 
     async def _create(self, client: Any, messages: list[dict[str, str]], max_tokens: int) -> Any:
         create = client.chat.completions.create
@@ -96,8 +104,7 @@ class OpenAIBackend:
             # want max_tokens.
             if "max_completion_tokens" not in error_detail(exc.body):
                 raise
-        return await create(model=self.model, messages=messages, max_completion_tokens=max_tokens,
-                            stream=True)
+        return await create(model=self.model, messages=messages, max_completion_tokens=max_tokens, stream=True)
 
     def _other_error(self, exc: Exception) -> BackendError | None:
         mapped = transport_error(self.name, exc, self.base_url, self.timeout, [self._api_key])
