@@ -472,7 +472,7 @@ class TreeView(ScrollView, can_focus=True):
         before_s = short_tokens(before) if isinstance(before, int | float) and not isinstance(before, bool) else "?"
         return f"[compaction: {before_s} → {short_tokens(after or 0)} tokens]"
 
-    def row_text(self, row_index: int, is_cursor: bool = False) -> Text:
+    def row_text(self, row_index: int, is_cursor: bool = False, max_prefix: int | None = None) -> Text:
         """The row as Rich text (without columns); also used by tests and snapshot-free assertions."""
         assert self.layout_ is not None and self.stree is not None
         layout, tree = self.layout_, self.stree
@@ -483,6 +483,9 @@ class TreeView(ScrollView, can_focus=True):
         text.append("› " if is_cursor else "  ", get("tree-view--dot"))
         folded = node.id in self.folded and row.nchildren > 0
         prefix = layout.prefix(row_index, folded)
+        if max_prefix is not None and len(prefix) > max_prefix:
+            # Deeply nested forks would push the text off screen: keep the innermost levels, mark the cut.
+            prefix = "…" + prefix[len(prefix) - max_prefix + 1 :]
         text.append(prefix, get("tree-view--guides"))
         if folded and not (row.connector and not row.vroot and prefix):
             text.append("⊞ ", get("tree-view--dot"))
@@ -546,7 +549,7 @@ class TreeView(ScrollView, can_focus=True):
     def _render_row(self, row_index: int, width: int, is_cursor: bool) -> Strip:
         assert self.layout_ is not None
         node = self.layout_.rows[row_index].node
-        text = self.row_text(row_index, is_cursor)
+        text = self.row_text(row_index, is_cursor, max_prefix=max(12, width // 2))
         columns = self._columns_text(node)
         room = width - (len(columns) + 1 if columns else 0)
         if room < 20:

@@ -323,3 +323,20 @@ async def test_pre_v3_file_is_migrated_only_with_consent(tmp_path: Path) -> None
         await until(pilot, lambda: app.stree.version == 3)  # the tail saw the replaced file and reloaded
         backups = list(tmp_path.glob("old.jsonl.bak-*"))
         assert len(backups) == 1 and backups[0].read_bytes() == original
+
+
+async def test_deeply_nested_forks_keep_their_text_on_screen(tmp_path: Path) -> None:
+    entries, parent = [], None
+    for i in range(40):  # every entry forks: each level indents further
+        entries.append(user(f"m{i:07d}", parent, f"main {i}", t=2 * i))
+        entries.append(user(f"s{i:07d}", parent, f"side {i}", t=2 * i + 1))
+        parent = f"m{i:07d}"
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(to_bytes(entries))
+    app = make_app(path)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        view = app.query_one(TreeView)
+        strip = view._render_row(view.shown[view.cursor], 60, True)
+        line = "".join(seg.text for seg in strip)
+        assert "main 39" in line and line.lstrip("› ").startswith("…")
