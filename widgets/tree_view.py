@@ -7,6 +7,7 @@ search highlighting. Textual's stock `Tree` is not used: it recurses per level a
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from dataclasses import dataclass
@@ -192,7 +193,7 @@ class TreeView(ScrollView, can_focus=True):
         if self.stree is None:
             return
         for mode in FILTERS:
-            self._layout_for(mode)
+            self._layout_for(mode).index_of("")  # also builds its id -> row map, off the key path
 
     def _relayout(self, keep_id: str | None) -> None:
         if self.stree is None:
@@ -211,13 +212,16 @@ class TreeView(ScrollView, can_focus=True):
     def _nearest_visible(self, entry_id: str) -> int:
         """Pi's findNearestVisibleIndex: the entry's row, else its nearest shown ancestor, else the last."""
         assert self.stree is not None and self.layout_ is not None
-        position = {self.layout_.rows[r].node.id: i for i, r in enumerate(self.shown)}
+        shown = self.shown  # sorted row indices: an entry's place in it is a binary search
         node = self.stree.get(entry_id)
         while node is not None:
-            if node.id in position:
-                return position[node.id]
+            row = self.layout_.index_of(node.id)
+            if row is not None:
+                i = bisect.bisect_left(shown, row)
+                if i < len(shown) and shown[i] == row:
+                    return i
             node = node.parent
-        return max(0, len(self.shown) - 1)
+        return max(0, len(shown) - 1)
 
     def select_id(self, entry_id: str) -> bool:
         """Move the cursor to an entry, unfolding and, if the filter hides it, switching to 'all'."""
@@ -289,7 +293,6 @@ class TreeView(ScrollView, can_focus=True):
         if not self.matches or not self.shown:
             return 0
         current = self.shown[self.cursor]
-        import bisect
 
         return bisect.bisect_right(self.matches, current)
 

@@ -53,10 +53,11 @@ class Layout:
     query: str
 
     def index_of(self, entry_id: str) -> int | None:
-        for i, row in enumerate(self.rows):
-            if row.node.id == entry_id:
-                return i
-        return None
+        """The row of an entry, or None when the filter hides it (a dict built once per layout)."""
+        rows_by_id = self.__dict__.get("_rows_by_id")
+        if rows_by_id is None:
+            rows_by_id = self.__dict__["_rows_by_id"] = {row.node.id: i for i, row in enumerate(self.rows)}
+        return rows_by_id.get(entry_id)
 
     def foldable(self, i: int) -> bool:
         """Pi's isFoldable: has visible children and is a root or the start of a branch segment."""
