@@ -153,26 +153,11 @@ class SessionBuilder:
         """Parse complete lines into plain tuples (marshal-able), with the skips and notes found."""
         nodes = self._parse(data, final=False)
         tree = self.tree
-        rows = [
-            (
-                n.id,
-                n.parent_id,
-                n.line,
-                n.offset,
-                n.length,
-                n.type,
-                n.role,
-                n._ts,
-                n.text,
-                n.flags,
-                n.est,
-                n.usage,
-                n.model,
-                n.meta,
-            )
-            for n in nodes
-        ]
-        return rows, [(s.line, s.reason) for s in tree.skipped], [(p.line, p.message) for p in tree.problems]
+        return (
+            node_rows(nodes),
+            [(s.line, s.reason) for s in tree.skipped],
+            [(p.line, p.message) for p in tree.problems],
+        )
 
     def adopt_segment(
         self,
@@ -290,6 +275,29 @@ class SessionBuilder:
             else:
                 still.append((node, index))
         self._pending_first_kept = still
+
+
+def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
+    """Nodes as plain tuples (marshal-able), in the field order `SessionBuilder.adopt_segment` reads back."""
+    return [
+        (
+            n.id,
+            n.parent_id,
+            n.line,
+            n.offset,
+            n.length,
+            n.type,
+            n.role,
+            n._ts,
+            n.text,
+            n.flags,
+            n.est,
+            n.usage,
+            n.model,
+            n.meta,
+        )
+        for n in nodes
+    ]
 
 
 def _kind(value: Any) -> str:

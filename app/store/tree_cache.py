@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..session.gcpause import gc_paused
-from ..session.load import SessionBuilder
+from ..session.load import SessionBuilder, node_rows
 from ..session.tree import SessionTree
 
 FORMAT = 4
@@ -95,25 +95,7 @@ def save(path: Path, tree: SessionTree, builder: SessionBuilder) -> None:
         st = os.stat(path)
         with open(path, "rb") as fh:
             fingerprint = _fingerprint(fh, builder.size)
-        rows = [
-            (
-                n.id,
-                n.parent_id,
-                n.line,
-                n.offset,
-                n.length,
-                n.type,
-                n.role,
-                n._ts,
-                n.text,
-                n.flags,
-                n.est,
-                n.usage,
-                n.model,
-                n.meta,
-            )
-            for n in tree.nodes
-        ]
+        rows = node_rows(tree.nodes)
         skipped = [(s.line, s.reason) for s in tree.skipped]
         problems = [(p.line, p.message) for p in tree.problems if "is not in the file" not in p.message]
         blob = marshal.dumps(
