@@ -24,7 +24,7 @@ from .session.layout import FILTERS, build_layout
 from .session.tree import SessionTree
 from .store.session_file import EntryReader, SessionFileError, load_session_fast
 
-SUBCOMMANDS = ("tree", "context", "compactions", "info", "branch", "label")
+SUBCOMMANDS = ("tree", "context", "compactions", "info", "usage", "branch", "label")
 
 
 class CliError(Exception):
@@ -143,6 +143,20 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_usage(args: argparse.Namespace) -> int:
+    from .session.usage import usage_report
+
+    _, tree = _load(args.file)
+    report = usage_report(tree)
+    if args.json:
+        _emit_json(report)
+    else:
+        from .textout import print_usage
+
+        print_usage(_console(), report)
+    return 0
+
+
 def _add_file(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="a Pi session file (.jsonl)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -175,6 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", help="header, counts, branches, usage and cost")
     _add_file(p)
     p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("usage", help="tokens and cost per model and per branch segment")
+    _add_file(p)
+    p.set_defaults(func=cmd_usage)
 
     from .cli_write import add_write_commands
 

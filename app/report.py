@@ -8,14 +8,16 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from .session.context import SessionContext, build_context
+from .session.context import ContextMessage, SessionContext, build_context
 from .session.entries import IS_ERROR, Node
 from .session.layout import Layout
 from .session.tree import SessionTree
+from .session.usage import usage_report
 from .store.session_file import EntryReader
 from .summary.prepare import convert_to_llm
 from .summary.tokens import count_message, count_text
@@ -138,8 +140,18 @@ def context_report(tree: SessionTree, reader: EntryReader | None, leaf: Node | N
     }
 
 
-def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None) -> dict[str, Any]:
-    """What one compaction summarized, what it kept, and the tokens before and after it."""
+@dataclass
+class CompactionSplit:
+    """The context just before a compaction, split into what the summary replaced and what it kept."""
+
+    before: SessionContext | None  # None: the compaction is a root
+    summarized: list[ContextMessage]
+    kept: list[ContextMessage]
+    first_kept_on_path: bool
+
+
+def compaction_split(tree: SessionTree, node: Node) -> CompactionSplit:
+    """Messages before `firstKeptEntryId` (and an earlier compaction's summary) were summarized; the rest kept."""
     meta = node.meta or {}
     first_kept = meta.get("firstKeptEntryId")
     before = build_context(tree, node.parent) if node.parent is not None else None
@@ -147,13 +159,24 @@ def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None) 
     on_path = isinstance(first_kept, str) and first_kept in path_ids
     summarized, kept = [], []
     if before is not None:
-        position = {nid: i for i, nid in enumerate(path_ids)}
+        position: dict[str, int] = {}
+        for i, nid in enumerate(path_ids):
+            position.setdefault(nid, i)
         cut = position.get(first_kept, len(path_ids)) if isinstance(first_kept, str) else len(path_ids)
         for m in before.messages:
             if m.role == "compactionSummary" or position.get(m.node.id, -1) < cut:
                 summarized.append(m)
             else:
                 kept.append(m)
+    return CompactionSplit(before, summarized, kept, on_path)
+
+
+def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None) -> dict[str, Any]:
+    """What one compaction summarized, what it kept, and the tokens before and after it."""
+    meta = node.meta or {}
+    first_kept = meta.get("firstKeptEntryId")
+    split = compaction_split(tree, node)
+    before, summarized, kept, on_path = split.before, split.summarized, split.kept, split.first_kept_on_path
     summary = meta.get("summary") or ""
     summary_tokens = node.est
     kept_tokens = sum(m.tokens for m in kept if not m.excluded)
@@ -213,8 +236,6 @@ def compactions_report(tree: SessionTree, reader: EntryReader | None) -> dict[st
 def info_report(tree: SessionTree, size: int | None = None) -> dict[str, Any]:
     types: Counter[str] = Counter()
     roles: Counter[str] = Counter()
-    models: dict[str, dict[str, float]] = {}
-    totals = {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "totalTokens": 0.0, "cost": 0.0}
     errors = 0
     first_ts = last_ts = math.nan
     for node in tree.nodes:
@@ -227,20 +248,9 @@ def info_report(tree: SessionTree, size: int | None = None) -> dict[str, Any]:
         if ts == ts:
             first_ts = ts if first_ts != first_ts else min(first_ts, ts)
             last_ts = ts if last_ts != last_ts else max(last_ts, ts)
-        if node.usage is not None:
-            key = "/".join(str(x) for x in node.model) if node.model else "unknown"
-            per = models.setdefault(key, {"messages": 0, "input": 0, "output": 0, "totalTokens": 0, "cost": 0.0})
-            u = node.usage
-            for i, name in enumerate(("input", "output", "cacheRead", "cacheWrite", "totalTokens")):
-                totals[name] += u[i]
-            totals["cost"] += u[5]
-            per["messages"] += 1
-            per["input"] += u[0]
-            per["output"] += u[1]
-            per["totalTokens"] += u[4]
-            per["cost"] += u[5]
     leaves = tree.leaves()
     leaf = tree.leaf
+    usage = usage_report(tree)
     return {
         "session": session_header(tree),
         "header": tree.header,
@@ -257,9 +267,10 @@ def info_report(tree: SessionTree, size: int | None = None) -> dict[str, Any]:
         "leaf": leaf.id if leaf else None,
         "labels": len(tree.labels),
         "compactions": types.get("compaction", 0),
-        "usage": {k: (round(v, 6) if k == "cost" else int(v)) for k, v in totals.items()},
+        "usage": {k: v for k, v in usage["total"].items() if k != "messages"},
         "models": {
-            k: {kk: (round(vv, 6) if kk == "cost" else int(vv)) for kk, vv in v.items()} for k, v in models.items()
+            k: {f: v[f] for f in ("messages", "input", "output", "totalTokens", "cost")}
+            for k, v in usage["models"].items()
         },
         "firstTimestamp": None if first_ts != first_ts else first_ts,
         "lastTimestamp": None if last_ts != last_ts else last_ts,

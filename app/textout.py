@@ -10,7 +10,7 @@ import math
 import time
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
@@ -179,3 +179,50 @@ def print_info(console: Console, report: dict[str, Any]) -> None:
     for k, v in rows:
         table.add_row(one_line(k), one_line(v))
     console.print(table)
+
+
+def _usage_cells(u: dict[str, Any]) -> list[str]:
+    return [
+        f"{u['messages']:,}",
+        f"{u['input']:,}",
+        f"{u['output']:,}",
+        f"{u['cacheRead']:,}",
+        f"{u['cacheWrite']:,}",
+        f"${u['cost']:,.4f}",
+    ]
+
+
+def _usage_table(title: str, first: str) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False, padding=(0, 2, 0, 0))
+    table.add_column(first)
+    for name in ("replies", "input", "output", "cache read", "cache write", "cost"):
+        table.add_column(name, justify="right")
+    return table
+
+
+def usage_tables(report: dict[str, Any]) -> Group:
+    """`pitree usage` as Rich tables: totals, per model, per branch segment (active path in bold)."""
+    totals = _usage_table("Totals", "")
+    totals.add_row("session", *_usage_cells(report["total"]), style="bold")
+    totals.add_row("active path (root → leaf)", *_usage_cells(report["activePath"]))
+    models = _usage_table("Per model", "model")
+    for name, u in report["models"].items():
+        models.add_row(one_line(name), *_usage_cells(u))
+    segs = _usage_table("Per branch segment (between forks; • on the active path)", "segment")
+    segs.columns[0].no_wrap = True
+    segs.columns[0].overflow = "ellipsis"
+    segs.add_column("entries", justify="right")
+    for seg in report["segments"]:
+        head = Text("  " * min(seg["forks"], 12))
+        head.append("• " if seg["onActivePath"] else "  ", "bold blue")
+        head.append(seg["startId"], "dim")
+        head.append(" ")
+        head.append_text(one_line(seg["text"][:48]))
+        if seg["holdsLeaf"]:
+            head.append(" ← leaf", "bold yellow")
+        segs.add_row(head, *_usage_cells(seg), f"{seg['entries']:,}", style="bold" if seg["onActivePath"] else "")
+    return Group(totals, Text(""), models, Text(""), segs)
+
+
+def print_usage(console: Console, report: dict[str, Any]) -> None:
+    console.print(usage_tables(report))

@@ -166,6 +166,11 @@ class EntryView(VerticalScroll, can_focus=True):
             else:
                 entry = reader.entry(node)
                 parts = entry_parts(entry, tree)
+                if node.type == "compaction":
+                    from pitree.report import compaction_audit
+                    from pitree.tui.audit_view import audit_parts
+
+                    parts = [*audit_parts(compaction_audit(tree, node, reader)), *parts]
                 msg = entry.get("message")
                 if isinstance(msg, dict) and msg.get("role") == "assistant":
                     stop_reason = msg.get("stopReason")

@@ -23,6 +23,7 @@ class Status:
     filter: str = "default"
     file_state: str = ""  # "", "waiting for file", "deleted", "reloaded" ...
     matches: str = ""
+    audit: str = ""  # the selected compaction's legend: what the tree's gutter marks mean
 
 
 class StatusBar(Widget):
@@ -47,6 +48,9 @@ class StatusBar(Widget):
     def render_status(s: Status) -> Text:
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(make_safe(s.file, keep_newlines=False), "bold")
+        if s.audit:  # first: it explains marks now on screen
+            t.append(" · ")
+            t.append(s.audit, "bold magenta")
         if s.name:
             t.append(" · ")
             t.append(make_safe(s.name, keep_newlines=False), "italic")

@@ -74,6 +74,8 @@ class TreeView(ScrollView, can_focus=True):
         "tree-view--leaf",
         "tree-view--match",
         "tree-view--column",
+        "tree-view--summarized",
+        "tree-view--kept",
     }
 
     DEFAULT_CSS = """
@@ -92,7 +94,11 @@ class TreeView(ScrollView, can_focus=True):
     TreeView > .tree-view--leaf { color: $warning; text-style: bold; }
     TreeView > .tree-view--match { background: $warning 50%; color: $text; }
     TreeView > .tree-view--column { color: $text-muted; }
+    TreeView > .tree-view--summarized { color: $text-error; text-style: bold; }
+    TreeView > .tree-view--kept { color: $text-success; text-style: bold; }
     """
+
+    MARKS = {"summarized": "▒", "kept": "▌"}  # the gutter sign of a marked row (see `set_marks`)
 
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", show=False),
@@ -156,6 +162,7 @@ class TreeView(ScrollView, can_focus=True):
         self._compaction_after: dict[str, int] = {}
         self._cache: dict[int, tuple[int, bool, Strip]] = {}
         self._last_highlight: str | None = None
+        self.marks: dict[str, str] = {}  # entry id -> "summarized" | "kept" (a selected compaction's audit)
 
     # ---- data ---------------------------------------------------------------------------------------------
 
@@ -175,6 +182,14 @@ class TreeView(ScrollView, can_focus=True):
             self._compaction_after.clear()
         self.stree = tree
         self._relayout(keep)
+
+    def set_marks(self, marks: dict[str, str]) -> None:
+        """Mark rows in the gutter (`MARKS`): what the selected compaction summarized and what it kept."""
+        if marks == self.marks:
+            return
+        self.marks = marks
+        self._cache.clear()
+        self.refresh()
 
     def _layout_for(self, mode: str) -> Layout:
         tree = self.stree
@@ -483,7 +498,12 @@ class TreeView(ScrollView, can_focus=True):
         node = row.node
         get = self.get_component_rich_style
         text = Text(no_wrap=True, end="")
-        text.append("› " if is_cursor else "  ", get("tree-view--dot"))
+        mark = self.marks.get(node.id) if self.marks else None
+        text.append("›" if is_cursor else " ", get("tree-view--dot"))
+        if mark is None:
+            text.append(" ")
+        else:
+            text.append(self.MARKS[mark], get(f"tree-view--{mark}"))
         folded = node.id in self.folded and row.nchildren > 0
         prefix = layout.prefix(row_index, folded)
         if max_prefix is not None and len(prefix) > max_prefix:

@@ -103,3 +103,39 @@ def model_label(model: dict[str, Any] | None) -> str:
     if not model:
         return "unknown"
     return f"{js_string(model.get('provider'))}/{js_string(model.get('modelId'))}"
+
+
+@dataclass(frozen=True, slots=True)
+class CurvePoint:
+    """The context size (Pi's estimate) if the leaf were `node`: one point per entry of a path."""
+
+    node: Node
+    tokens: int
+    compaction: bool  # `node` is a compaction: the size drops here
+
+
+def context_curve(tree: SessionTree, leaf: Node | None) -> list[CurvePoint]:
+    """`build_context(tree, n).tokens` for every `n` on root → leaf, in one pass (prefix sums, O(path)).
+
+    The size grows by each emitted message; at a compaction it restarts from the summary plus the kept
+    entries (firstKeptEntryId up to the compaction), exactly as `build_context` counts them.
+    """
+    path = tree.branch(leaf if leaf is not None else tree.leaf)
+    sums = [0]  # sums[i] = tokens emitted by path[:i] as plain messages
+    for node in path:
+        msg = _emit(node)
+        sums.append(sums[-1] + (msg.tokens if msg is not None and not msg.excluded else 0))
+    position: dict[str, int] = {}
+    base = 0  # tokens before `start` that the context holds (summary + kept)
+    start = 0  # path index from which plain messages count
+    points = []
+    for i, node in enumerate(path):
+        position.setdefault(node.id, i)
+        is_compaction = node.type == "compaction"
+        if is_compaction:
+            first_kept = node.meta.get("firstKeptEntryId") if node.meta else None
+            kept = position.get(first_kept) if isinstance(first_kept, str) else None
+            base = node.est + (sums[i] - sums[kept] if kept is not None else 0)
+            start = i + 1
+        points.append(CurvePoint(node, base + sums[i + 1] - sums[start] if i >= start else base, is_compaction))
+    return points

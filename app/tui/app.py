@@ -57,7 +57,20 @@ class PitreeApp(App[int]):
         Binding("s", "show_skipped", "Skipped", show=False),
         Binding("tab", "switch_pane", "Pane", show=False),
         Binding("L", "label", "Label", key_display="⇧L"),
+        Binding("c", "context", "Context"),
+        Binding("u", "usage", "Usage"),
     ]
+
+    # Keys of the explorer itself: off (and out of the footer) while another screen is on top.
+    EXPLORER_ACTIONS = frozenset(
+        {"search", "next_match", "goto", "toggle_follow", "toggle_raw", "show_skipped", "switch_pane", "label"}
+        | {"context", "usage"}
+    )
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.EXPLORER_ACTIONS and len(self.screen_stack) > 1:
+            return False
+        return True
 
     class Progress(Message):
         """Posted by the load worker as bytes are parsed."""
@@ -289,6 +302,24 @@ class PitreeApp(App[int]):
     def _show_entry(self, node: Node | None, tree: SessionTree, reader: EntryReader) -> None:
         for view in self.query(EntryView):
             view.show(node, tree, reader)
+        self._mark_compaction(node, tree)
+
+    def _mark_compaction(self, node: Node | None, tree: SessionTree) -> None:
+        """A selected compaction marks, in the tree, the entries it summarized and those it kept."""
+        marks: dict[str, str] = {}
+        legend = ""
+        if node is not None and node.type == "compaction":
+            from pitree.report import compaction_split
+
+            split = compaction_split(tree, node)
+            marks = {m.node.id: "summarized" for m in split.summarized}
+            marks.update((m.node.id, "kept") for m in split.kept)
+            legend = f"▒ summarized {len(split.summarized)} · ▌ kept {len(split.kept)}"
+            if not split.first_kept_on_path:
+                legend += " (first kept entry not on the path)"
+        for view in self.query(TreeView):
+            view.set_marks(marks)
+        self._status(audit=legend)
 
     @on(TreeView.LayoutChanged)
     def _layout_changed(self) -> None:
@@ -493,6 +524,30 @@ class PitreeApp(App[int]):
 
         self.push_screen(TextScreen("pitree — keys", Markdown(_asset_text("help.md"))))
 
+    def action_context(self) -> None:
+        """The exact context the model gets with the selected entry as the leaf."""
+        from pitree.widgets.context_view import ContextScreen
+
+        tree, reader = self.stree, self.reader
+        if tree is None or reader is None:
+            return
+
+        def back(entry_id: str | None) -> None:
+            if entry_id is not None:
+                self.tree_view.select_id(entry_id)
+
+        self.push_screen(ContextScreen(tree, reader, self.tree_view.cursor_node), callback=back)
+
+    def action_usage(self) -> None:
+        """Tokens and cost per model and per branch segment."""
+        from pitree.session.usage import usage_report
+        from pitree.textout import usage_tables
+
+        tree = self.stree
+        if tree is None:
+            return
+        self.push_screen(TextScreen("usage — tokens and cost from assistant replies", usage_tables(usage_report(tree))))
+
     def action_show_skipped(self) -> None:
         tree = self.stree
         if tree is None:
@@ -518,6 +573,8 @@ class PitreeApp(App[int]):
         yield SystemCommand("Toggle follow", "Follow new entries at the leaf (f)", self.action_toggle_follow)
         yield SystemCommand("Toggle raw JSON", "Show the selected line as stored (r)", self.action_toggle_raw)
         yield SystemCommand("Skipped lines and notes", "Lines that are not entries (s)", self.action_show_skipped)
+        yield SystemCommand("Context view", "What the model gets at the selected entry (c)", self.action_context)
+        yield SystemCommand("Usage", "Tokens and cost per model and per branch (u)", self.action_usage)
         for mode in ("default", "no-tools", "user-only", "labeled-only", "all"):
             yield SystemCommand(
                 f"Filter: {mode}", f"Show the {mode} view of the tree", lambda m=mode: view.action_filter(m)

@@ -1,0 +1,125 @@
+"""Tokens and cost from assistant `usage`, per model and per branch segment (`pitree usage`, the `u` view).
+
+A *segment* is a run of entries between forks: it starts at a root or at a child of an entry with several
+children and ends at the next fork or at a leaf. Every entry belongs to exactly one segment, so the
+segments' figures add up to the session's. Duplicate-id losers are not in the tree and are not counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .entries import Node
+from .tree import SessionTree
+
+FIELDS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost")
+
+
+@dataclass
+class Usage:
+    """Summed usage of some assistant messages."""
+
+    messages: int = 0
+    values: list[float] = field(default_factory=lambda: [0.0] * len(FIELDS))
+
+    def add(self, usage: tuple[float, ...]) -> None:
+        self.messages += 1
+        values = self.values
+        for i, v in enumerate(usage):
+            values[i] += v
+
+    def merge(self, other: Usage) -> None:
+        self.messages += other.messages
+        self.values = [a + b for a, b in zip(self.values, other.values, strict=True)]
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"messages": self.messages}
+        for name, v in zip(FIELDS, self.values, strict=True):
+            out[name] = round(v, 6) if name == "cost" else int(v)
+        return out
+
+
+@dataclass
+class Segment:
+    start: Node
+    end: Node
+    entries: int = 0
+    usage: Usage = field(default_factory=Usage)
+    models: dict[str, Usage] = field(default_factory=dict)
+    forks: int = 0  # forks above the segment's start: its nesting level in the tree
+
+
+def model_key(node: Node) -> str:
+    return "/".join(str(x) for x in node.model) if node.model else "unknown"
+
+
+def segments(tree: SessionTree) -> list[Segment]:
+    """Every segment, in the tree's pre-order (the order Pi's /tree lists them)."""
+    out: list[Segment] = []
+    seg_of: dict[int, Segment] = {}
+    for node in tree.iter_tree():
+        parent = node.parent
+        if parent is None or len(parent.children) > 1:
+            level = 0 if parent is None else seg_of[id(parent)].forks + 1
+            seg = Segment(start=node, end=node, forks=level)
+            out.append(seg)
+        else:
+            seg = seg_of[id(parent)]
+        seg_of[id(node)] = seg
+        seg.end = node
+        seg.entries += 1
+        if node.usage is not None:
+            seg.usage.add(node.usage)
+            seg.models.setdefault(model_key(node), Usage()).add(node.usage)
+    return out
+
+
+def _first_text(tree: SessionTree, seg: Segment) -> str:
+    """The segment's first user message (what the branch was about), else its first row."""
+    node: Node | None = seg.end
+    first_user = None
+    while node is not None:
+        if node.type == "message" and node.role == "user":
+            first_user = node
+        if node is seg.start:
+            break
+        node = node.parent
+    return tree.row_text(first_user or seg.start)
+
+
+def usage_report(tree: SessionTree) -> dict[str, Any]:
+    """`pitree usage --json`: totals, per model, per segment, and the active path's share."""
+    total = Usage()
+    per_model: dict[str, Usage] = {}
+    segs = segments(tree)
+    for seg in segs:
+        for key, u in seg.models.items():
+            per_model.setdefault(key, Usage()).merge(u)
+        total.merge(seg.usage)
+    active = {id(n) for n in tree.active_path()}
+    path_usage = Usage()
+    for node in tree.active_path():
+        if node.usage is not None:
+            path_usage.add(node.usage)
+    leaf = tree.leaf
+    return {
+        "total": total.as_dict(),
+        "activePath": path_usage.as_dict(),
+        "models": {k: v.as_dict() for k, v in sorted(per_model.items(), key=lambda kv: -kv[1].values[5])},
+        "segments": [
+            {
+                "startId": seg.start.id,
+                "endId": seg.end.id,
+                "entries": seg.entries,
+                "forks": seg.forks,
+                "text": _first_text(tree, seg),
+                "onActivePath": id(seg.start) in active,
+                "endsAtLeaf": not seg.end.children,
+                "holdsLeaf": seg.end is leaf,
+                **seg.usage.as_dict(),
+                "models": {k: v.as_dict() for k, v in seg.models.items()},
+            }
+            for seg in segs
+        ],
+    }

@@ -1,0 +1,59 @@
+"""The compaction audit as Rich renderables: the table on top of a compaction in the detail pane.
+
+`audit_parts(report.compaction_audit(...))` states what the compaction summarized and kept (entries and
+tokens), tokensBefore as Pi stored it against the tokens after (summary + kept, by Pi's chars/4 estimate
+and by tiktoken cl100k), and every problem the audit found. Problem texts quote ids from the file, so they
+go through `make_safe` like all session text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pitree.session.text import make_safe
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+
+def _n(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "?"
+    return f"{value:,.0f}"
+
+
+def audit_parts(audit: dict[str, Any]) -> list[RenderableType]:
+    """Heading, numbers table and problems of one compaction audit."""
+    head = Text("Compaction audit", "bold magenta")
+    head.append("   ▒ summarized and ▌ kept entries are marked in the tree", "dim")
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="dim", padding=(0, 2, 0, 0))
+    table.add_column("")
+    table.add_column("entries", justify="right")
+    table.add_column("Pi estimate", justify="right")
+    table.add_column("tiktoken", justify="right")
+    summarized, kept = audit["summarized"], audit["kept"]
+    summary, after = audit["summaryTokens"], audit["tokensAfter"]
+    before = audit["tokensBefore"]
+    table.add_row("tokensBefore (stored by Pi)", "", _n(before), "")
+    table.add_row("summarized (replaced)", _n(summarized["entries"]), _n(summarized["tokens"]), "")
+    table.add_row("kept (firstKeptEntryId →)", _n(kept["entries"]), _n(kept["tokens"]), "")
+    table.add_row("summary", "", _n(summary["estimate"]), _n(summary.get("tiktoken")))
+    table.add_row(
+        Text("after = summary + kept", "bold"), "", _n(after["estimate"]), _n(after.get("tiktoken")), style="bold"
+    )
+    parts: list[RenderableType] = [head, table]
+    if isinstance(before, int | float) and not isinstance(before, bool) and before > 0:
+        share = after["estimate"] / before
+        change = f"context {_n(before)} → {_n(after['estimate'])} tokens (after is {share:.1%} of before)"
+        parts.append(Text(change, "dim"))
+    files = Text(f"files read: {len(audit['readFiles'])}, modified: {len(audit['modifiedFiles'])}", "dim")
+    parts.append(files)
+    problems = audit["problems"]
+    if problems:
+        warn = Text()
+        for i, problem in enumerate(problems):
+            warn.append(("\n" if i else "") + "⚠ " + make_safe(problem, keep_newlines=False), "bold red")
+        parts.append(warn)
+    else:
+        parts.append(Text("✓ no problems: first kept entry on the path, summary present, tokens add up", "green"))
+    return parts

@@ -1,0 +1,99 @@
+"""The compaction audit, the context view (`c`) and the usage view (`u`), through Textual's pilot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pitree.report import compaction_split
+from pitree.session.context import build_context
+from pitree.widgets.context_view import ContextPlot, ContextScreen
+from pitree.widgets.entry_view import EntryView
+from pitree.widgets.text_screen import TextScreen
+from pitree.widgets.tree_view import TreeView
+from textual.widgets import DataTable, Static
+
+from tests.ui.test_app import cursor, make_app, until
+
+COMPACTION = "1d172977"
+
+
+def _plain(widget: Static) -> str:
+    return str(widget.render())
+
+
+async def test_selecting_a_compaction_marks_what_it_summarized_and_kept(demo_copy: Path) -> None:
+    app = make_app(demo_copy)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        view = app.query_one(TreeView)
+        view.select_id(COMPACTION)
+        await until(pilot, lambda: bool(view.marks))
+        split = compaction_split(app.stree, app.stree.get(COMPACTION))
+        assert {k for k, v in view.marks.items() if v == "summarized"} == {m.node.id for m in split.summarized}
+        assert {k for k, v in view.marks.items() if v == "kept"} == {m.node.id for m in split.kept}
+        assert len(split.kept) == 8 and len(split.summarized) == 30
+        assert app.status_bar.status.audit == "▒ summarized 30 · ▌ kept 8"
+        # The gutter shows the mark on a kept row.
+        kept_id = split.kept[0].node.id
+        row = view.layout_.index_of(kept_id)
+        assert view.row_text(row).plain[1] == "▌"
+        # The detail pane has the audit table with the numbers of `pitree compactions`.
+        entry = app.query_one(EntryView)
+        await until(pilot, lambda: entry.node is not None and entry.node.id == COMPACTION and not entry.loading)
+        text = "\n".join(str(s.render()) for s in entry.query("#entry-body Static"))
+        assert "Compaction audit" in text and "48,093" in text and "no problems" in text
+        # Moving off the compaction clears the marks.
+        await pilot.press("up")
+        await until(pilot, lambda: not view.marks)
+        assert app.status_bar.status.audit == ""
+
+
+async def test_context_view_lists_the_context_and_goes_to_an_entry(demo_copy: Path) -> None:
+    app = make_app(demo_copy)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ContextScreen))
+        screen = app.screen
+        assert isinstance(screen, ContextScreen)
+        ctx = build_context(app.stree, None)
+        table = screen.query_one(DataTable)
+        assert table.row_count == len(ctx.messages) == 34
+        assert ctx.messages[0].role == "compactionSummary"
+        await until(pilot, lambda: screen.counted == len(ctx.messages))
+        assert all(isinstance(c, int) and c > 0 for c in screen.tiktoken)
+        head = _plain(screen.query_one("#ctx-head", Static))
+        assert "window 200,000" in head and "tiktoken cl100k" in head and "after compaction 1d172977" in head
+        plot = str(screen.query_one(ContextPlot).render())
+        assert "▲" in plot and "peak 3.6k" in plot
+        # Keys of the explorer are off here: `/` does not open the search under the screen.
+        await pilot.press("slash")
+        assert isinstance(app.screen, ContextScreen)
+        await pilot.press("home", "enter")
+        await until(pilot, lambda: not isinstance(app.screen, ContextScreen))
+        assert cursor(app) == COMPACTION  # the first message is the compaction's summary
+
+
+async def test_context_view_at_a_selected_entry_and_escape(demo_copy: Path) -> None:
+    app = make_app(demo_copy)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        app.query_one(TreeView).select_id("20554e43")
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ContextScreen))
+        assert [m.node.id for m in app.screen.ctx.messages][-1] == "20554e43"
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ContextScreen))
+        assert cursor(app) == "20554e43"
+
+
+async def test_usage_view(demo_copy: Path) -> None:
+    app = make_app(demo_copy)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        await pilot.press("u")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        text = app.screen.query_one(".title", Static).render()
+        assert "usage" in str(text)
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, TextScreen))
