@@ -1,0 +1,128 @@
+"""Usage per model and per branch segment, the context curve along a path, and the text plot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pitree.session.context import build_context, context_curve
+from pitree.session.load import load_bytes
+from pitree.session.usage import segments, usage_report
+from pitree.tui.plot import buckets, context_plot
+
+from tests.sessions import assistant, entry, to_bytes, user
+
+
+def tree_of(entries: list[dict[str, Any]]):  # type: ignore[no-untyped-def]
+    return load_bytes(to_bytes(entries))
+
+
+def _forked() -> list[dict[str, Any]]:
+    # u1 - a1 - u2 - a2 (leaf)      a1 forks: u3 - a3
+    a_other = assistant("a3", "u3", t=6)
+    a_other["message"]["model"] = "gpt"
+    a_other["message"]["provider"] = "openai"
+    a_other["message"]["usage"]["cost"] = {"total": 2.0}
+    return [
+        user("u1", None, t=1),
+        assistant("a1", "u1", t=2),
+        user("u3", "a1", t=3),
+        a_other,
+        user("u2", "a1", t=4),
+        assistant("a2", "u2", t=5),
+    ]
+
+
+def test_segments_split_at_forks_and_add_up() -> None:
+    tree = tree_of(_forked())
+    segs = segments(tree)
+    assert [(s.start.id, s.end.id, s.entries, s.forks) for s in segs] == [
+        ("u1", "a1", 2, 0),
+        ("u3", "a3", 2, 1),  # children in timestamp order, as the tree holds them
+        ("u2", "a2", 2, 1),
+    ]
+    report = usage_report(tree)
+    assert report["total"]["messages"] == 3 and report["total"]["cost"] == 3.0
+    assert report["activePath"]["messages"] == 2 and report["activePath"]["cost"] == 1.0
+    assert report["models"] == {
+        "openai/gpt": {**report["models"]["openai/gpt"], "messages": 1, "cost": 2.0},
+        "anthropic/claude": {**report["models"]["anthropic/claude"], "messages": 2, "cost": 1.0},
+    }
+    assert list(report["models"]) == ["openai/gpt", "anthropic/claude"]  # by cost, highest first
+    by_start = {s["startId"]: s for s in report["segments"]}
+    assert by_start["u2"]["holdsLeaf"] and by_start["u2"]["onActivePath"]
+    assert not by_start["u3"]["onActivePath"] and by_start["u3"]["endsAtLeaf"]
+    assert sum(s["entries"] for s in report["segments"]) == tree.entry_count
+    assert sum(s["cost"] for s in report["segments"]) == report["total"]["cost"]
+
+
+def test_usage_of_an_empty_session() -> None:
+    report = usage_report(tree_of([]))
+    assert report["total"]["messages"] == 0 and report["segments"] == [] and report["models"] == {}
+
+
+def _compacted(first_kept: str | None) -> list[dict[str, Any]]:
+    out = [user("u1", None, "x" * 400, t=1), assistant("a1", "u1", "y" * 800, t=2), user("u2", "a1", "z" * 40, t=3)]
+    fields: dict[str, Any] = {"summary": "s" * 80, "tokensBefore": 400}
+    if first_kept is not None:
+        fields["firstKeptEntryId"] = first_kept
+    out.append(entry("compaction", "c1", "u2", t=4, **fields))
+    out += [assistant("a2", "c1", "w" * 120, t=5), user("u3", "a2", "v" * 20, t=6)]
+    return out
+
+
+@pytest.mark.parametrize("first_kept", ["u2", "a1", "u1", "gone", None])
+def test_curve_equals_build_context_at_every_point(first_kept: str | None) -> None:
+    tree = tree_of(_compacted(first_kept))
+    points = context_curve(tree, None)
+    assert [p.node.id for p in points] == ["u1", "a1", "u2", "c1", "a2", "u3"]
+    assert [p.compaction for p in points] == [False, False, False, True, False, False]
+    for p in points:
+        assert p.tokens == build_context(tree, p.node).tokens, p.node.id
+    if first_kept != "u1":  # keeping everything from the first entry on adds the summary instead
+        assert points[3].tokens < points[2].tokens
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["user", "assistant", "compaction", "model"]), st.integers(0, 30)), max_size=25),
+    st.data(),
+)
+def test_curve_matches_build_context_on_random_paths(kinds: list[tuple[str, int]], data: st.DataObject) -> None:
+    entries: list[dict[str, Any]] = []
+    for i, (kind, size) in enumerate(kinds):
+        eid, parent = f"e{i:07d}", (f"e{i - 1:07d}" if i else None)
+        if kind == "user":
+            entries.append(user(eid, parent, "u" * size, t=i))
+        elif kind == "assistant":
+            entries.append(assistant(eid, parent, "a" * size, t=i))
+        elif kind == "model":
+            entries.append(entry("model_change", eid, parent, t=i, provider="p", modelId="m"))
+        else:
+            kept = data.draw(st.integers(0, i)) if i else 0
+            entries.append(entry("compaction", eid, parent, t=i, summary="s" * size, firstKeptEntryId=f"e{kept:07d}"))
+    tree = tree_of(entries)
+    for p in context_curve(tree, None):
+        assert p.tokens == build_context(tree, p.node).tokens
+
+
+def test_buckets_take_the_largest_value_per_column() -> None:
+    assert buckets([1, 5, 2, 8, 3, 0], 3) == [(0, 2, 5), (2, 4, 8), (4, 6, 3)]
+    assert buckets([4, 2], 10) == [(0, 1, 4), (1, 2, 2)]
+    assert buckets([], 10) == []
+
+
+def test_plot_marks_compactions_and_the_window() -> None:
+    values = [10, 20, 30, 40, 5, 15]
+    text = context_plot(values, [4], window=50, width=7 + 1 + 6, height=4).plain
+    lines = text.split("\n")
+    assert len(lines) == 4 + 2
+    assert lines[-2].endswith("────▲─")  # the axis under the 5th entry
+    assert "┄" in text and "window 50" in lines[-1]
+    off = context_plot(values, [], window=10_000, width=20, height=4).plain
+    assert "off scale" in off and "┄" not in off
+    assert context_plot([], [], None, 40).plain == "(no entries on the path)"
+    big = context_plot(list(range(200_000)), [100_000], None, 80, height=6).plain
+    assert big.split("\n")[-2].count("▲") == 1 and "200,000 entries" in big
