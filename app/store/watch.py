@@ -249,3 +249,43 @@ async def watch_file(
         async with contextlib.aclosing(_poll_file(path, stop_event)) as polled:
             async for kinds in polled:
                 yield kinds
+
+
+async def watch_sessions(
+    root: Path, stop_event: asyncio.Event | None = None, debounce_ms: int = 300, poll_fallback: float = 5.0
+) -> AsyncGenerator[None, None]:
+    """Yield whenever a session file under `root` (or one level down) may have been added, changed or removed.
+
+    For the sessions browser: one batch per burst (`debounce_ms`), plus one every `poll_fallback` seconds
+    without events, since events can be missed. A missing `root` is waited for. Ends with `stop_event`.
+    """
+    root = Path(os.path.abspath(root))
+
+    def wanted(path: str) -> bool:
+        return path.endswith(".jsonl") or os.path.dirname(path) in roots
+
+    roots = _spellings(root)
+    while not _stopped(stop_event):
+        ident = _ident(root)
+        if ident is None:
+            await _wait_for_dir(root, stop_event)
+            yield None
+            continue
+        try:
+            async for changes in watchfiles.awatch(
+                root,
+                watch_filter=lambda _change, path: wanted(path),
+                stop_event=stop_event,
+                debounce=debounce_ms,
+                step=50,
+                rust_timeout=round(poll_fallback * 1000),
+                yield_on_timeout=True,
+                recursive=True,
+            ):
+                yield None
+                if _ident(root) != ident:
+                    break
+                del changes
+        except (OSError, RuntimeError):
+            await _pause(stop_event, poll_fallback)
+            yield None

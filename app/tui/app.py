@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pitree.session.context import build_context
 from pitree.session.entries import Node
@@ -18,7 +19,7 @@ from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, LoadCancelled, SessionFileError, load_session_fast
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.prompt_bar import PromptBar
-from pitree.widgets.status_bar import StatusBar
+from pitree.widgets.status_bar import Status, StatusBar
 from pitree.widgets.text_screen import TextScreen
 from pitree.widgets.tree_view import TreeView
 from rich.text import Text
@@ -33,6 +34,11 @@ from textual.widgets import Footer, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from .live import LiveSession
+
+if TYPE_CHECKING:
+    from pitree.store.session_index import SessionIndex
+
+    from .browser import BrowserState
 
 
 def _asset_text(name: str) -> str:
@@ -59,16 +65,19 @@ class PitreeApp(App[int]):
         Binding("L", "label", "Label", key_display="⇧L"),
         Binding("c", "context", "Context"),
         Binding("u", "usage", "Usage"),
+        Binding("escape", "sessions", "Sessions", show=False),
     ]
 
     # Keys of the explorer itself: off (and out of the footer) while another screen is on top.
     EXPLORER_ACTIONS = frozenset(
         {"search", "next_match", "goto", "toggle_follow", "toggle_raw", "show_skipped", "switch_pane", "label"}
-        | {"context", "usage"}
+        | {"context", "usage", "sessions"}
     )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.EXPLORER_ACTIONS and len(self.screen_stack) > 1:
+            return False
+        if action == "sessions" and self.browser_state is None:
             return False
         return True
 
@@ -85,8 +94,8 @@ class PitreeApp(App[int]):
     class Loaded(Message):
         """Posted when the load worker has built the tree."""
 
-        def __init__(self, tree: SessionTree, builder: SessionBuilder) -> None:
-            self.stree, self.builder = tree, builder
+        def __init__(self, path: Path, tree: SessionTree, builder: SessionBuilder) -> None:
+            self.path, self.stree, self.builder = path, tree, builder
             super().__init__()
 
     class LoadFailed(Message):
@@ -98,20 +107,28 @@ class PitreeApp(App[int]):
 
     def __init__(
         self,
-        path: Path,
+        path: Path | None,
         *,
         select_id: str | None = None,
         watch: bool = True,
         config_overrides: dict[str, object] | None = None,
+        browser: BrowserState | None = None,
     ) -> None:
+        """`path=None` starts in the sessions browser (`browser` says where; default: Pi's folder)."""
         super().__init__()
         self.config_overrides = config_overrides or {}
-        self.path = path
+        if browser is None and path is None:
+            from .browser import BrowserState
+
+            browser = BrowserState()
+        self.browser_state = browser
+        self.path = path or Path()
         self.select_id = select_id
         self.watch_enabled = watch
         self.stree: SessionTree | None = None
         self.reader: EntryReader | None = None
         self.live: LiveSession | None = None
+        self._index: SessionIndex | None = None  # the browser's, opened on first use
         self.follow_off = False  # set by `f`: stay put even on the leaf
         self._entry_timer: Timer | None = None
         self._select_after_append: str | None = None
@@ -120,7 +137,7 @@ class PitreeApp(App[int]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="loading"):
-            yield Static(Text(f"Loading {make_safe(self.path.name, keep_newlines=False)} …"), id="loading-label")
+            yield Static(id="loading-label")
             yield ProgressBar(id="progress", show_eta=False)
         with Horizontal(id="panes"):
             yield TreeView(id="tree")
@@ -143,14 +160,66 @@ class PitreeApp(App[int]):
             bar.update_status(**changes)
 
     def on_mount(self) -> None:
-        self.title = f"pitree — {self.path.name}"
-        self._status(file=self.path.name)
+        if self.path == Path():
+            self.query_one("#panes").display = False
+            self.open_browser()
+        else:
+            self.open_session(self.path, self.select_id)
+
+    def open_session(self, path: Path, select_id: str | None = None) -> None:
+        """Show `path` in the explorer (a session from the browser, or the one given on the command line)."""
+        if self.stree is not None and path == self.path:
+            if select_id is not None:
+                self.tree_view.select_id(select_id)
+            return
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+        self.workers.cancel_group(self, "load")
+        self.path, self.select_id = path, select_id
+        self.stree = self.reader = None
+        self.follow_off = False
+        self.tree_view.folded.clear()
+        self.title = f"pitree — {path.name}"
+        self.query_one(StatusBar).status = Status(file=path.name)
         self.query_one("#panes").display = False
-        if self.path.exists():
+        self.query_one("#loading").display = True
+        self.query_one("#loading-label", Static).update(
+            Text(f"Loading {make_safe(path.name, keep_newlines=False)} …")
+        )
+        progress = self.query_one("#progress", ProgressBar)
+        progress.display = True
+        progress.update(total=None, progress=0)
+        if path.exists():
             self.load_session()
         else:
             self._show_waiting()
             self.start_live(None)
+
+    def open_browser(self) -> None:
+        """The sessions browser on top; choosing a session opens it here, Esc in the explorer comes back."""
+        from .browser import BrowserScreen
+
+        state = self.browser_state
+        assert state is not None
+        if self._index is None:
+            from pitree.store.session_index import SessionIndex
+
+            self._index = SessionIndex()
+
+        def chosen(result: tuple[Path, str | None] | None) -> None:
+            if result is None:
+                self.exit(0)
+            else:
+                self.open_session(*result)
+
+        self.push_screen(BrowserScreen(state, self._index), callback=chosen)
+
+    def action_sessions(self) -> None:
+        if self.browser_state is not None:
+            if self.stree is not None:
+                self.browser_state.selected = str(self.path)
+            self.open_browser()
 
     def _show_waiting(self) -> None:
         label = self.query_one("#loading-label", Static)
@@ -168,9 +237,10 @@ class PitreeApp(App[int]):
     @work(thread=True, exclusive=True, group="load", description="Loading session", exit_on_error=False)
     def load_session(self) -> None:
         worker = get_current_worker()
+        path = self.path
         try:
             tree, builder = load_session_fast(
-                self.path,
+                path,
                 progress=lambda done, total: self.post_message(self.Progress(done, total)),
                 cancelled=lambda: worker.is_cancelled,
             )
@@ -179,7 +249,7 @@ class PitreeApp(App[int]):
         except SessionFileError as exc:
             self.post_message(self.LoadFailed(str(exc)))
             return
-        self.post_message(self.Loaded(tree, builder))
+        self.post_message(self.Loaded(path, tree, builder))
 
     def on_pitree_app_progress(self, message: Progress) -> None:
         self.query_one("#progress", ProgressBar).update(total=message.total, progress=message.done)
@@ -190,6 +260,8 @@ class PitreeApp(App[int]):
         self.notify(message.error, title="pitree", severity="error")
 
     def on_pitree_app_loaded(self, message: Loaded) -> None:
+        if message.path != self.path:
+            return  # a load that finished after another session was opened
         self.stree = message.stree
         self.reader = EntryReader(self.path, message.stree)
         self.query_one("#loading").display = False
@@ -585,7 +657,8 @@ class PitreeApp(App[int]):
             )
 
 
-def run_app(path: Path, select_id: str | None = None) -> int:
-    app = PitreeApp(path, select_id=select_id)
+def run_app(path: Path | None, select_id: str | None = None, browser: BrowserState | None = None) -> int:
+    """The explorer on `path`, or (path None) the sessions browser first."""
+    app = PitreeApp(path, select_id=select_id, browser=browser)
     app.run()
     return app.return_code or 0

@@ -1,0 +1,377 @@
+"""`BrowserScreen`: every Pi session on disk (`pitree` with no file), and full-text search across them.
+
+The list comes from the SQLite index (`store.session_index`): what it already holds is on screen at once,
+then a thread worker brings it up to date with a progress bar (cold: every file is read; warm: only new
+and changed ones), and a watch on the sessions folder refreshes it whenever Pi writes. The current
+folder's sessions come first (Pi's cwd match); Tab shows all of them. Forked sessions sit under their
+parent (header `parentSession`). `/` searches every session (words, "phrase", re:regex); Enter opens the
+selected session, or a search hit at its entry. The screen dismisses with (path, entry id or None).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pitree.session.summary_info import SessionInfo
+from pitree.session.text import make_safe
+from pitree.store.catalog import find_session_files, sessions_root
+from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
+from pitree.store.watch import watch_sessions
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.worker import get_current_worker
+
+SEARCH_DELAY = 0.2  # seconds of no typing before a search runs
+# Fixed widths: a table filled while the screen is being shown again would otherwise size columns to nothing.
+SESSION_COLUMNS = (
+    ("last activity", 13),
+    ("session", 60),
+    ("cwd", 36),
+    ("entries", 8),
+    ("branches", 8),
+    ("compactions", 11),
+    ("size", 9),
+)
+HIT_COLUMNS = (("session", 32), ("kind", 10), ("entry", 9), ("match", 100))
+
+
+@dataclass
+class BrowserState:
+    """What the browser remembers while a session is open, so Esc comes back to the same place."""
+
+    session_dir: str | None = None
+    cwd: str = field(default_factory=os.getcwd)
+    show_all: bool = False
+    query: str = ""
+    selected: str | None = None  # path of the selected row
+
+
+def relative_age(ms: float, now: float | None = None) -> str:
+    seconds = max(0.0, (now if now is not None else time.time()) - ms / 1000)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size:.0f}{unit} ago"
+    return "just now"
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def forked_order(sessions: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:
+    """Sessions with each fork right under its parent (depth for the indent); the rest keep their order."""
+    by_path = {str(s.path): s for s in sessions}
+    children: dict[str, list[SessionInfo]] = {}
+    tops: list[SessionInfo] = []
+    for s in sessions:
+        parent = s.parent_session
+        if parent and parent in by_path and parent != str(s.path):
+            children.setdefault(parent, []).append(s)
+        else:
+            tops.append(s)
+    out: list[tuple[SessionInfo, int]] = []
+    seen: set[str] = set()
+    stack = [(s, 0) for s in reversed(tops)]
+    while stack:
+        s, depth = stack.pop()
+        key = str(s.path)
+        if key in seen:
+            continue  # a parentSession cycle: show each session once
+        seen.add(key)
+        out.append((s, depth))
+        stack.extend((c, depth + 1) for c in reversed(children.get(key, [])))
+    for s in sessions:  # members of a cycle with no way in from the top
+        if str(s.path) not in seen:
+            seen.add(str(s.path))
+            out.append((s, 0))
+    return out
+
+
+class BrowserScreen(Screen[tuple[Path, str | None] | None]):
+    """The sessions list and search. Dismisses with (path, entry id) to open, or None (quit)."""
+
+    DEFAULT_CSS = """
+    BrowserScreen { layout: vertical; }
+    BrowserScreen #browser-head { height: auto; padding: 0 1; background: $panel; }
+    BrowserScreen #browser-search { display: none; }
+    BrowserScreen #browser-progress { height: 1; margin: 0 1; display: none; }
+    BrowserScreen DataTable { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("tab", "toggle_scope", "This folder / all", priority=True),
+        Binding("slash", "search", "Search all", key_display="/"),
+        Binding("escape", "clear_search", "Back to the list", show=False),
+        Binding("q", "quit_browser", "Quit"),
+    ]
+
+    class Refreshed(Message):
+        """Posted by the index worker when the index is up to date."""
+
+        def __init__(self, stats: RefreshStats) -> None:
+            self.stats = stats
+            super().__init__()
+
+    class Progress(Message):
+        """Posted by the index worker as files are read."""
+
+        def __init__(self, done: int, total: int) -> None:
+            self.done, self.total = done, total
+            super().__init__()
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, BrowserScreen.Progress)
+
+    class Found(Message):
+        """Posted by the search worker with its hits (or an error for a bad query)."""
+
+        def __init__(self, query: str, hits: list[SearchHit], error: str | None) -> None:
+            self.query, self.hits, self.error = query, hits, error
+            super().__init__()
+
+    def __init__(self, state: BrowserState, index: SessionIndex | None = None) -> None:
+        super().__init__()
+        self.state = state
+        self.root = sessions_root(state.session_dir)
+        self.index = index or SessionIndex()
+        self.sessions: list[SessionInfo] = []
+        self.rows: list[tuple[SessionInfo, int]] = []
+        self.hits: list[SearchHit] = []
+        self.mode = "sessions"  # or "hits"
+        self.refreshing = False
+        self.stats: RefreshStats | None = None
+        self._search_timer: Timer | None = None
+        self._stop_watch = asyncio.Event()
+        self._listed_at = 0.0  # monotonic time of the last show_sessions
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="browser-head")
+        yield Input(placeholder='search every session: words, "a phrase", re:regex — Enter opens', id="browser-search")
+        yield ProgressBar(id="browser-progress", show_eta=False)
+        yield DataTable(cursor_type="row", zebra_stripes=True, id="browser-table")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).focus()
+        self.show_sessions()
+        self.refresh_index()
+        self.run_worker(self._watch(), group="browser-watch", exclusive=True, exit_on_error=False)
+        if self.state.query:
+            box = self.query_one(Input)
+            box.display = True
+            box.value = self.state.query
+            self.run_search(self.state.query)
+
+    def on_unmount(self) -> None:
+        self._stop_watch.set()
+
+    # ---- the index ------------------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="browser-index", description="Indexing sessions", exit_on_error=False)
+    def refresh_index(self) -> None:
+        worker = get_current_worker()
+        files = find_session_files(self.root)
+        stats = self.index.refresh(
+            files,
+            progress=lambda done, total, _b, _bt: self.post_message(self.Progress(done, total)),
+            cancel=lambda: worker.is_cancelled,
+            root=self.root,
+        )
+        if not worker.is_cancelled:
+            self.post_message(self.Refreshed(stats))
+
+    async def _watch(self) -> None:
+        async for _ in watch_sessions(self.root, self._stop_watch):
+            if not self.refreshing:
+                self.refreshing = True
+                self.refresh_index()
+
+    def on_browser_screen_progress(self, message: Progress) -> None:
+        bar = self.query_one(ProgressBar)
+        if message.total and message.done < message.total:
+            bar.display = True
+            bar.update(total=message.total, progress=message.done)
+            self._update_head(f"indexing {message.done:,}/{message.total:,} sessions …")
+            now = time.monotonic()
+            if self.mode == "sessions" and now - self._listed_at > 1.0:
+                self.show_sessions()  # what is indexed so far (written in batches), so a cold start shows rows
+                self._update_head(f"indexing {message.done:,}/{message.total:,} sessions …")
+
+    def on_browser_screen_refreshed(self, message: Refreshed) -> None:
+        self.refreshing = False
+        self.stats = message.stats
+        self.query_one(ProgressBar).display = False
+        if self.mode == "sessions":
+            self.show_sessions()
+        else:
+            self._update_head()
+
+    # ---- the sessions list ----------------------------------------------------------------------------------
+
+    def _scoped(self) -> list[SessionInfo]:
+        everything = self.index.sessions(root=self.root)
+        self.sessions = everything
+        if self.state.show_all:
+            return everything
+        return [s for s in everything if s.cwd == self.state.cwd]
+
+    def show_sessions(self) -> None:
+        self.mode = "sessions"
+        self._listed_at = time.monotonic()
+        table = self.query_one(DataTable)
+        keep = self.state.selected
+        table.clear(columns=True)
+        for name, width in SESSION_COLUMNS:
+            table.add_column(name, key=name, width=width)
+        self.rows = forked_order(self._scoped())
+        now = time.time()
+        target = 0
+        for i, (s, depth) in enumerate(self.rows):
+            title = Text("  " * depth + ("└ " if depth else ""), "dim")
+            title.append(make_safe(s.title, keep_newlines=False)[:120], "bold" if s.name else "")
+            table.add_row(
+                relative_age(s.last_activity, now),
+                title,
+                Text(make_safe(s.cwd, keep_newlines=False), "dim"),
+                Text(f"{s.entries:,}", justify="right"),
+                Text(f"{s.branches:,}", justify="right"),
+                Text(f"{s.compactions:,}", justify="right"),
+                Text(human_size(s.size), justify="right"),
+                key=str(s.path),
+            )
+            if keep is not None and str(s.path) == keep:
+                target = i
+        if self.rows:
+            table.move_cursor(row=target)
+        self._update_head()
+
+    def _update_head(self, busy: str | None = None) -> None:
+        head = Text()
+        head.append("Pi sessions ", "bold")
+        head.append(make_safe(str(self.root), keep_newlines=False), "cyan")
+        scope = "all folders" if self.state.show_all else f"this folder ({self.state.cwd})"
+        head.append(f"  ·  {make_safe(scope, keep_newlines=False)} (Tab)")
+        if self.mode == "sessions":
+            head.append(f"  ·  {len(self.rows):,} of {len(self.sessions):,} sessions")
+        else:
+            head.append(f"  ·  {len(self.hits):,} hits")
+        if busy:
+            head.append(f"  ·  {busy}", "yellow")
+        elif self.stats is not None and self.stats.errors:
+            head.append(f"  ·  {self.stats.errors} files could not be read", "yellow")
+        if not self.root.exists():
+            head.append("\nno sessions folder yet: waiting for Pi to create it", "yellow")
+        elif self.mode == "sessions" and not self.rows and self.sessions and not self.state.show_all:
+            head.append("\nno session started in this folder: Tab shows every folder's", "yellow")
+        self.query_one("#browser-head", Static).update(head)
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.mode == "sessions" and event.row_key.value is not None:
+            self.state.selected = event.row_key.value
+
+    @on(DataTable.RowSelected)
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self._open(event.cursor_row)
+
+    def _open(self, row: int) -> None:
+        if self.mode == "sessions":
+            if 0 <= row < len(self.rows):
+                self.dismiss((self.rows[row][0].path, None))
+        elif 0 <= row < len(self.hits):
+            hit = self.hits[row]
+            self.dismiss((hit.path, hit.entry_id))
+
+    def action_toggle_scope(self) -> None:
+        self.state.show_all = not self.state.show_all
+        if self.mode == "sessions":
+            self.show_sessions()
+        else:
+            self.run_search(self.state.query)
+
+    def action_quit_browser(self) -> None:
+        if self.query_one(Input).has_focus:
+            return
+        self.dismiss(None)
+
+    # ---- search ---------------------------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        box = self.query_one(Input)
+        box.display = True
+        box.focus()
+
+    def action_clear_search(self) -> None:
+        box = self.query_one(Input)
+        if not box.display:
+            return
+        box.value = ""
+        box.display = False
+        self.state.query = ""
+        self.workers.cancel_group(self, "browser-search")
+        self.show_sessions()
+        self.query_one(DataTable).focus()
+
+    @on(Input.Changed, "#browser-search")
+    def _typed(self, event: Input.Changed) -> None:
+        self.state.query = event.value
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        if not event.value.strip():
+            self.workers.cancel_group(self, "browser-search")
+            self.show_sessions()
+            return
+        self._search_timer = self.set_timer(SEARCH_DELAY, lambda: self.run_search(event.value))
+
+    @on(Input.Submitted, "#browser-search")
+    def _submitted(self, event: Input.Submitted) -> None:
+        table = self.query_one(DataTable)
+        table.focus()
+        if self.mode == "hits" and self.hits and event.value == self.state.query:
+            self._open(table.cursor_row)
+
+    @work(thread=True, exclusive=True, group="browser-search", description="Searching sessions", exit_on_error=False)
+    def run_search(self, query: str) -> None:
+        worker = get_current_worker()
+        cwd = None if self.state.show_all else self.state.cwd
+        try:
+            hits = self.index.search(query, limit=500, cwd=cwd, root=self.root)
+            error = None
+        except ValueError as exc:
+            hits, error = [], str(exc)
+        if not worker.is_cancelled:
+            self.post_message(self.Found(query, hits, error))
+
+    def on_browser_screen_found(self, message: Found) -> None:
+        if message.query != self.state.query:
+            return  # typed on since
+        self.mode = "hits"
+        self.hits = message.hits
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        for name, width in HIT_COLUMNS:
+            table.add_column(name, key=name, width=width)
+        for i, hit in enumerate(message.hits):
+            table.add_row(
+                Text(make_safe(hit.title, keep_newlines=False)[:40], "bold"),
+                Text(hit.kind, "dim"),
+                Text(make_safe(hit.entry_id, keep_newlines=False), "cyan"),
+                Text(make_safe(hit.snippet, keep_newlines=False)),
+                key=str(i),
+            )
+        self._update_head(make_safe(message.error, keep_newlines=False) if message.error else None)

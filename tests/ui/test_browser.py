@@ -1,0 +1,139 @@
+"""The sessions browser (`pitree` with no file), through Textual's pilot, on a store made in tmp_path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pitree.tui.app import PitreeApp
+from pitree.tui.browser import BrowserScreen, BrowserState, forked_order
+from textual.widgets import DataTable, Input
+
+from tests.sessions import HEADER, assistant, user, write_session
+from tests.ui.test_app import cursor, until
+
+HERE = "/home/me/proj"
+ELSEWHERE = "/home/me/other"
+
+
+def _header(sid: str, cwd: str, **extra: Any) -> dict[str, Any]:
+    return {**HEADER, "id": sid, "cwd": cwd, **extra}
+
+
+def _write(root: Path, cwd: str, name: str, sid: str, entries: list[dict[str, Any]], **extra: Any) -> Path:
+    folder = root / ("--" + cwd.strip("/").replace("/", "-") + "--")
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_session(folder / f"{name}_{sid}.jsonl", entries, _header(sid, cwd, **extra))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    root = tmp_path / "sessions"
+    first = _write(root, HERE, "2026-01-01T00-00-00-000Z", "aaaa1111", [user("u1", None, "plan the parser", t=5)])
+    _write(
+        root,
+        HERE,
+        "2026-01-02T00-00-00-000Z",
+        "bbbb2222",
+        [user("u1", None, "fork of the parser", t=9), assistant("a1", "u1", "the zebra-striped answer", t=10)],
+        parentSession=str(first),
+    )
+    _write(root, ELSEWHERE, "2026-01-03T00-00-00-000Z", "cccc3333", [user("x1", None, "somewhere else", t=7)])
+    return root
+
+
+def make(store: Path) -> PitreeApp:
+    state = BrowserState(session_dir=str(store), cwd=HERE)
+    return PitreeApp(None, watch=False, browser=state, config_overrides={"summarizer": "extractive"})
+
+
+def browser(app: PitreeApp) -> BrowserScreen:
+    screen = app.screen
+    assert isinstance(screen, BrowserScreen)
+    return screen
+
+
+def titles(app: PitreeApp) -> list[str]:
+    return [s.title for s, _ in browser(app).rows]
+
+
+async def test_lists_this_folder_first_then_all_with_forks_under_parents(store: Path) -> None:
+    app = make(store)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).stats is not None)
+        assert titles(app) == ["plan the parser", "fork of the parser"]
+        assert [d for _, d in browser(app).rows] == [0, 1]  # the fork sits under its parent
+        await pilot.press("tab")
+        assert sorted(titles(app)) == ["fork of the parser", "plan the parser", "somewhere else"]
+        first = browser(app).rows[0][0]
+        assert first.entries >= 1 and first.branches == 1 and first.size > 0
+
+
+async def test_open_a_session_and_come_back_with_escape(store: Path) -> None:
+    app = make(store)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
+        await pilot.press("down", "enter")
+        await until(pilot, lambda: app.stree is not None)
+        assert app.path.name.endswith("bbbb2222.jsonl") and cursor(app) == "a1"
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
+        table = browser(app).query_one(DataTable)
+        assert table.cursor_row == 1  # the session just left stays selected
+        await pilot.press("up", "enter")
+        await until(pilot, lambda: app.stree is not None and app.path.name.endswith("aaaa1111.jsonl"))
+        assert cursor(app) == "u1"
+
+
+async def test_search_opens_the_session_at_the_matching_entry(store: Path) -> None:
+    app = make(store)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).stats is not None)
+        await pilot.press("slash")
+        assert isinstance(app.focused, Input)
+        await pilot.press(*'"zebra-striped"')
+        await until(pilot, lambda: browser(app).mode == "hits" and browser(app).hits)
+        assert [(h.entry_id, h.kind) for h in browser(app).hits] == [("a1", "assistant")]
+        await pilot.press("enter", "enter")
+        await until(pilot, lambda: app.stree is not None)
+        assert app.path.name.endswith("bbbb2222.jsonl") and cursor(app) == "a1"
+
+
+async def test_bad_regex_is_reported_and_escape_clears_the_search(store: Path) -> None:
+    app = make(store)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).stats is not None)
+        await pilot.press("slash", *"re:(")
+        await until(pilot, lambda: browser(app).mode == "hits")
+        head = str(browser(app).query_one("#browser-head").render())
+        assert "regex" in head.lower() or "regular expression" in head.lower()
+        await pilot.press("escape")
+        assert browser(app).mode == "sessions" and not browser(app).query_one(Input).display
+
+
+async def test_a_new_session_appears_live(store: Path) -> None:
+    app = make(store)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).stats is not None)
+        _write(store, HERE, "2026-01-04T00-00-00-000Z", "dddd4444", [user("n1", None, "brand new", t=20)])
+        await until(pilot, lambda: "brand new" in titles(app), timeout=15)
+
+
+async def test_q_quits_from_the_browser(store: Path) -> None:
+    app = make(store)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen))
+        await pilot.press("q")
+        await until(pilot, lambda: app.return_code is not None)
+
+
+def test_forked_order_survives_parent_cycles(tmp_path: Path) -> None:
+    from pitree.session.summary_info import SessionInfo
+
+    def info(name: str, parent: str | None) -> SessionInfo:
+        return SessionInfo(Path(name), name, "/", None, name, 1, 1, 0, 0.0, None, 1, 0.0, parent)
+
+    rows = forked_order([info("a", "b"), info("b", "a"), info("c", None), info("d", "c")])
+    assert sorted(s.title for s, _ in rows) == ["a", "b", "c", "d"]
+    assert [(s.title, d) for s, d in rows][:2] == [("c", 0), ("d", 1)]
