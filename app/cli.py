@@ -20,11 +20,12 @@ from typing import Any
 import orjson
 
 from . import __version__
+from .session.gcpause import keep_out_of_collections
 from .session.layout import FILTERS, build_layout
 from .session.tree import SessionTree
 from .store.session_file import EntryReader, SessionFileError, load_session_fast
 
-SUBCOMMANDS = ("tree", "context", "compactions", "info", "usage", "branch", "label")
+SUBCOMMANDS = ("tree", "context", "compactions", "info", "usage", "export", "ls", "search", "branch", "label")
 
 
 class CliError(Exception):
@@ -64,6 +65,7 @@ def _load(path_s: str) -> tuple[Path, SessionTree]:
         tree, _ = load_session_fast(path)
     except SessionFileError as exc:
         raise CliError(str(exc)) from None
+    keep_out_of_collections()  # one tree per process: later collections need not walk it
     return path, tree
 
 
@@ -194,8 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_file(p)
     p.set_defaults(func=cmd_usage)
 
+    from .cli_browse import add_browse_commands
+    from .cli_export import add_export_command
     from .cli_write import add_write_commands
 
+    add_export_command(sub)
+    add_browse_commands(sub)
     add_write_commands(sub)
     return parser
 
@@ -203,17 +209,56 @@ def build_parser() -> argparse.ArgumentParser:
 def build_open_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pitree",
-        usage="pitree [FILE] [--demo] | pitree COMMAND ...",
+        usage="pitree [FILE | ID-PREFIX] [--demo] [--session-dir DIR] | pitree COMMAND ...",
         description=(
             "Explore Pi coding-agent session trees.\n\n"
             "commands: " + ", ".join(SUBCOMMANDS) + "  (pitree COMMAND --help)"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("file", nargs="?", metavar="FILE", help="a Pi session file to open")
+    parser.add_argument(
+        "file",
+        nargs="?",
+        metavar="FILE",
+        help="a Pi session file to open, or the start of a session id; none: the sessions browser",
+    )
+    parser.add_argument(
+        "--session-dir", metavar="DIR", help="where Pi's sessions are (default: $PI_CODING_AGENT_DIR/sessions)"
+    )
     parser.add_argument("--demo", action="store_true", help="open the bundled demo session (a temporary copy)")
+    parser.add_argument(
+        "--serve", action="store_true", help="serve the explorer to a web browser on 127.0.0.1 (textual-serve)"
+    )
+    parser.add_argument("--port", type=int, default=8000, help="port for --serve (default 8000)")
     parser.add_argument("--version", action="version", version=f"pitree {__version__}")
     return parser
+
+
+def serve_app(target: Path | None, session_dir: str | None, port: int) -> int:
+    """`pitree --serve`: the same app, one instance per browser tab (see `pitree.serve`)."""
+    from .serve import ServeError, serve
+
+    command: list[str] = [str(target.resolve())] if target is not None else []
+    if session_dir is not None:
+        command += ["--session-dir", session_dir]
+    print(f"pitree: serving on http://127.0.0.1:{port} (Ctrl+C stops)", file=sys.stderr)
+    try:
+        serve(command, port, title=f"pitree — {target.name}" if target is not None else "pitree — sessions")
+    except ServeError as exc:
+        raise CliError(str(exc)) from None
+    return 0
+
+
+def _session_by_id(arg: str, session_dir: str | None) -> Path | None:
+    """`pitree 01a2` opens the session whose id starts so (looked up in the sessions index)."""
+    if "/" in arg or arg.endswith(".jsonl"):
+        return None
+    from .cli_browse import resolve_session_arg
+
+    try:
+        return resolve_session_arg(arg, session_dir)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
 
 def demo_copy() -> Path:
@@ -223,6 +268,14 @@ def demo_copy() -> Path:
     with resources.as_file(resources.files("pitree.assets") / "demo.jsonl") as src:
         shutil.copyfile(src, target)
     return target
+
+
+def open_browser(session_dir: str | None) -> int:
+    """Open the sessions browser (`pitree` with no file)."""
+    from .tui.app import run_app
+    from .tui.browser import BrowserState
+
+    return run_app(None, browser=BrowserState(session_dir=session_dir))
 
 
 def open_explorer(path: Path) -> int:
@@ -251,17 +304,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             build_parser().print_help()
             return 0
         args = build_open_parser().parse_args(argv)
+        target: Path | None = None
         if args.demo:
-            return open_explorer(demo_copy())
-        if args.file:
-            path = Path(args.file).expanduser()
-            if not path.exists():
-                raise CliError(f"{path}: no such file")
-            if path.is_dir():
-                raise CliError(f"{path}: is a directory, not a session file")
-            return open_explorer(path)
-        build_open_parser().print_help()
-        return 0
+            target = demo_copy()
+        elif args.file:
+            target = Path(args.file).expanduser()
+            if not target.exists():
+                target = _session_by_id(args.file, args.session_dir) or target
+            if not target.exists():
+                raise CliError(f"{target}: no such file (nor the start of a known session id)")
+            if target.is_dir():
+                raise CliError(f"{target}: is a directory, not a session file")
+        if args.serve:
+            return serve_app(target, args.session_dir, args.port)
+        if target is not None:
+            return open_explorer(target)
+        return open_browser(args.session_dir)
     except CliError as exc:
         print(f"pitree: error: {exc}", file=sys.stderr)
         return 1

@@ -10,7 +10,7 @@ import hashlib
 from typing import Any
 
 from .entries import SYNTHETIC_ID, Node, fill_node
-from .gcpause import gc_paused
+from .gcpause import BIG, gc_paused
 from .parse import BOM, iter_lines
 from .tree import Problem, SessionTree, Skipped
 
@@ -90,7 +90,7 @@ class SessionBuilder:
 
     def feed(self, data: bytes, final: bool = True) -> list[Node]:
         """Consume `data`, which starts at byte `self.size`. Returns the nodes added to the tree."""
-        with gc_paused():
+        with gc_paused(big=len(data) > BIG):
             return self._feed(data, final)
 
     def _feed(self, data: bytes, final: bool) -> list[Node]:
@@ -168,7 +168,7 @@ class SessionBuilder:
         size: int,
     ) -> list[Node]:
         """Add what `parse_segment` produced for the bytes right after this builder's, in file order."""
-        with gc_paused():
+        with gc_paused(big=size > BIG):
             return self._adopt_segment(rows, skipped, problems, lines, size)
 
     def _adopt_segment(

@@ -235,7 +235,7 @@ def _load_uncached(
         _, status = os.waitpid(pid, 0)
     if status != 0 or builder.size != split:
         return load_session_progressive(path, progress, cancelled)
-    with gc_paused():
+    with gc_paused(big=True):
         rows, skipped, problems, lines, consumed = marshal.loads(b"".join(received))
         builder.adopt_segment(rows, skipped, problems, lines, consumed)
     if progress is not None:

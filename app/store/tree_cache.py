@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..session.gcpause import gc_paused
+from ..session.gcpause import BIG, gc_paused
 from ..session.load import SessionBuilder, node_rows
 from ..session.tree import SessionTree
 
@@ -64,7 +64,7 @@ def load_cached(path: Path) -> SessionBuilder | None:
     try:
         blob = target.read_bytes()
         st = os.stat(path)
-        with gc_paused():
+        with gc_paused(big=len(blob) > BIG):
             data = marshal.loads(blob)
         if not isinstance(data, tuple) or len(data) != 10 or data[0] != FORMAT:
             return None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pitree.session.context import build_context
 from pitree.session.entries import Node
+from pitree.session.gcpause import keep_out_of_collections, let_collections_in
 from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
@@ -37,6 +38,7 @@ from .live import LiveSession
 
 if TYPE_CHECKING:
     from pitree.store.session_index import SessionIndex
+    from pitree.widgets.export_dialog import ExportChoice
 
     from .browser import BrowserState
 
@@ -65,13 +67,14 @@ class PitreeApp(App[int]):
         Binding("L", "label", "Label", key_display="⇧L"),
         Binding("c", "context", "Context"),
         Binding("u", "usage", "Usage"),
+        Binding("e", "export", "Export"),
         Binding("escape", "sessions", "Sessions", show=False),
     ]
 
     # Keys of the explorer itself: off (and out of the footer) while another screen is on top.
     EXPLORER_ACTIONS = frozenset(
         {"search", "next_match", "goto", "toggle_follow", "toggle_raw", "show_skipped", "switch_pane", "label"}
-        | {"context", "usage", "sessions"}
+        | {"context", "usage", "sessions", "export"}
     )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -177,6 +180,7 @@ class PitreeApp(App[int]):
             self.live = None
         self.workers.cancel_group(self, "load")
         self.path, self.select_id = path, select_id
+        let_collections_in()  # the tree being left can be freed
         self.stree = self.reader = None
         self.follow_off = False
         self.tree_view.folded.clear()
@@ -262,6 +266,7 @@ class PitreeApp(App[int]):
     def on_pitree_app_loaded(self, message: Loaded) -> None:
         if message.path != self.path:
             return  # a load that finished after another session was opened
+        keep_out_of_collections()
         self.stree = message.stree
         self.reader = EntryReader(self.path, message.stree)
         self.query_one("#loading").display = False
@@ -342,6 +347,7 @@ class PitreeApp(App[int]):
     def session_reloaded(self, tree: SessionTree, builder: SessionBuilder, why: str) -> None:
         """Called by LiveSession after the file was rewritten or replaced: keep the selection by id."""
         node = self.tree_view.cursor_node
+        let_collections_in()
         self.stree = tree
         self.reader = EntryReader(self.path, tree)
         if not self.query_one("#panes").display:
@@ -620,6 +626,32 @@ class PitreeApp(App[int]):
             return
         self.push_screen(TextScreen("usage — tokens and cost from assistant replies", usage_tables(usage_report(tree))))
 
+    def action_export(self) -> None:
+        """Export root → the selected entry (Markdown, HTML or a new Pi session file)."""
+        from pitree.widgets.export_dialog import ExportDialog
+
+        node = self.tree_view.cursor_node
+        if self.stree is None or self.reader is None or node is None:
+            return
+
+        def chosen(choice: ExportChoice | None) -> None:
+            if choice is not None and self.stree is not None and self.reader is not None:
+                self.notify(f"exporting to {make_safe(str(choice.out), keep_newlines=False)} …")
+                self.export_session(self.stree, self.reader, node, choice)
+
+        self.push_screen(ExportDialog(self.path, node.id, Path.cwd()), callback=chosen)
+
+    @work(thread=True, group="export", description="Exporting", exit_on_error=False)
+    def export_session(self, tree: SessionTree, reader: EntryReader, leaf: Node, choice: ExportChoice) -> None:
+        from pitree.export import ExportError, export_path
+
+        try:
+            written = export_path(tree, reader, leaf, choice.fmt, choice.out, choice.thinking, choice.force)
+        except ExportError as exc:
+            self.call_from_thread(self.notify, str(exc), title="not exported", severity="error", timeout=10)
+            return
+        self.call_from_thread(self.notify, f"exported {written}", title="export")
+
     def action_show_skipped(self) -> None:
         tree = self.stree
         if tree is None:
@@ -647,6 +679,7 @@ class PitreeApp(App[int]):
         yield SystemCommand("Skipped lines and notes", "Lines that are not entries (s)", self.action_show_skipped)
         yield SystemCommand("Context view", "What the model gets at the selected entry (c)", self.action_context)
         yield SystemCommand("Usage", "Tokens and cost per model and per branch (u)", self.action_usage)
+        yield SystemCommand("Export", "Root → selected entry as Markdown, HTML or a Pi session (e)", self.action_export)
         for mode in ("default", "no-tools", "user-only", "labeled-only", "all"):
             yield SystemCommand(
                 f"Filter: {mode}", f"Show the {mode} view of the tree", lambda m=mode: view.action_filter(m)

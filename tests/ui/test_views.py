@@ -97,3 +97,36 @@ async def test_usage_view(demo_copy: Path) -> None:
         assert "usage" in str(text)
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, TextScreen))
+
+
+async def test_export_from_the_explorer(demo_copy: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from pitree.widgets.export_dialog import ExportDialog
+    from textual.widgets import Input
+
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    monkeypatch.chdir(out_dir)
+    app = make_app(demo_copy)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        app.query_one(TreeView).select_id("20554e43")
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ExportDialog))
+        box = app.screen.query_one("#out", Input)
+        assert box.value == str(out_dir / "demo-20554e43.md")
+        await pilot.click("#format RadioButton:last-of-type")
+        assert box.value.endswith("demo-20554e43.jsonl")
+        await pilot.click("#export")
+        target = out_dir / "demo-20554e43.jsonl"
+        await until(pilot, lambda: target.exists())
+        lines = target.read_bytes().splitlines()
+        assert b'"parentSession"' in lines[0] and any(b'"20554e43"' in line for line in lines[1:])
+        # A second export to the same name is refused: the file is kept and the user told.
+        before = target.read_bytes()
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ExportDialog))
+        await pilot.click("#format RadioButton:last-of-type")
+        app.screen.query_one("#out", Input).focus()
+        await pilot.press("enter")  # Enter in the file name exports too
+        await until(pilot, lambda: any("not exported" in (n.title or "") for n in app._notifications))
+        assert target.read_bytes() == before

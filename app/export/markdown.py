@@ -1,0 +1,96 @@
+"""Markdown rendering of an export `Document` (GitHub-flavoured: folds are `<details>` blocks).
+
+Session text is untrusted and is kept literal: control characters, escapes and bidi overrides are made
+visible (`make_safe`); running text has every character Markdown or HTML could act on backslash-escaped
+(so `**x**`, `[bold]x[/bold]`, `<script>` or a link definition show as typed); verbatim blocks use a
+backtick fence longer than any backtick run in them; text inside the HTML `<summary>` is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from ..session.text import make_safe
+from . import Document, Part, Section
+
+# Characters that start inline syntax anywhere in a line (GitHub adds ~ for strikethrough, $ for math).
+_INLINE = re.compile(r"([\\`*_\[\]<>&|~$])")
+# At the start of a line they would open a heading, list, setext underline or ordered list.
+_LINE_START = re.compile(r"^([#+\-=])|^(\d+)([.)])")
+
+
+def escape_line(line: str) -> str:
+    line = _INLINE.sub(r"\\\1", line)
+    stripped = line.lstrip(" \t")
+    lead = line[: len(line) - len(stripped)]
+    stripped = _LINE_START.sub(lambda m: "\\" + m.group(1) if m.group(1) else m.group(2) + "\\" + m.group(3), stripped)
+    # Leading blanks would be dropped or turn the line into an indented code block.
+    lead = lead.replace("\t", "    ").replace(" ", "&nbsp;")
+    return lead + stripped.rstrip()
+
+
+def prose(text: str) -> str:
+    """Running text as literal Markdown: paragraphs stay paragraphs, single line breaks are hard breaks."""
+    paragraphs: list[list[str]] = [[]]
+    for line in make_safe(text).split("\n"):
+        if line.strip():
+            paragraphs[-1].append(escape_line(line))
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return "\n\n".join("\\\n".join(p) for p in paragraphs if p)
+
+
+def inline(text: str) -> str:
+    """One line of text for a heading or list item."""
+    return escape_line(" ".join(make_safe(text, keep_newlines=False).split()))
+
+
+def fence(text: str, lang: str = "") -> str:
+    """A fenced block that nothing in `text` can close."""
+    text = make_safe(text)
+    runs = re.findall(r"`+", text)
+    ticks = "`" * max(3, max((len(r) for r in runs), default=0) + 1)
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def summary_html(text: str) -> str:
+    return html.escape(" ".join(make_safe(text, keep_newlines=False).split()), quote=True)
+
+
+def render_part(part: Part) -> str:
+    if part.kind == "prose":
+        return prose(part.text)
+    if part.kind == "code":
+        return fence(part.text, part.lang)
+    if part.kind == "note":
+        return "*" + inline(part.text) + "*"
+    body = "\n\n".join(render_part(p) for p in part.parts)
+    # The blank lines end the HTML block, so the body is read as Markdown again (as GitHub does).
+    return f"<details><summary>{summary_html(part.text)}</summary>\n\n{body}\n\n</details>"
+
+
+def render_section(section: Section) -> str:
+    bits = [section.title]
+    if section.time:
+        bits.append(section.time)
+    if section.model:
+        bits.append(section.model)
+    if section.label:
+        bits.append(f"label: {section.label}")
+    bits.append(section.entry_id)
+    head = " · ".join(inline(b) for b in bits)
+    if section.compact:
+        line = f"- *{head}*"
+        if section.parts:
+            line += "\n\n" + "\n\n".join(render_part(p) for p in section.parts)
+        return line
+    out = [f"### {head}"]
+    out.extend(render_part(p) for p in section.parts)
+    return "\n\n".join(out)
+
+
+def render_markdown(doc: Document) -> str:
+    out = [f"# {inline(doc.title)}", "\n".join(f"- **{inline(k)}:** {inline(v)}" for k, v in doc.meta), "---"]
+    out.extend(render_section(s) for s in doc.sections)
+    return "\n\n".join(out) + "\n"
