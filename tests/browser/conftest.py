@@ -155,8 +155,8 @@ class ServedApp:
     log: Path
 
 
-# The lead's `pitree --serve --port N FILE` calls the same serve(); this form needs no CLI wiring.
-SERVE = [sys.executable, "-m", "pitree.serve"]
+# What the README tells users to run (`python -m pitree.serve` is the same serve() without the rest of the CLI).
+SERVE = [sys.executable, "-m", "pitree.cli", "--serve"]
 
 
 @pytest.fixture
