@@ -37,8 +37,9 @@ class ExportError(Exception):
 
 @dataclass
 class Part:
-    """A piece of a section. `kind`: prose (running text), code (verbatim block), note (a short remark of
-    pitree's about the entry) or fold (collapsed: `text` is its one-line summary, `parts` its body)."""
+    """A piece of a section. `kind`: prose (running text, kept literal), markdown (a model's own Markdown:
+    assistant text, thinking and summaries), code (verbatim block), note (a short remark of pitree's about the
+    entry) or fold (collapsed: `text` is its one-line summary, `parts` its body)."""
 
     kind: str
     text: str = ""
@@ -97,6 +98,13 @@ def image_placeholder(block: dict[str, Any]) -> str:
     else:
         shown = "no data"
     return f"[image: {mime_s}, {shown}]"
+
+
+def markdown_parts(summary: Any) -> list[Part]:
+    """A compaction or branch summary: Markdown the model wrote (a wrong type is shown as such)."""
+    if isinstance(summary, str):
+        return [Part("markdown", summary)] if summary else []
+    return content_parts(summary)
 
 
 def content_parts(content: Any, as_code: bool = False) -> list[Part]:
@@ -212,13 +220,13 @@ class _Builder:
                     f"{js_string(entry.get('firstKeptEntryId'))}"
                     + (" · from an extension" if entry.get("fromHook") else ""),
                 ),
-                *content_parts(as_str(entry.get("summary"))),
+                *markdown_parts(entry.get("summary")),
             ]
             parts.extend(self.file_lists(details))
             return Section("compaction", "compaction summary", parts=parts)
         if etype == "branch_summary":
             parts = [Part("note", f"summary of an abandoned branch (from {js_string(entry.get('fromId'))})")]
-            parts.extend(content_parts(as_str(entry.get("summary"))))
+            parts.extend(markdown_parts(entry.get("summary")))
             parts.extend(self.file_lists(entry.get("details")))
             return Section("branchSummary", "branch summary", parts=parts)
         if etype == "custom_message":
@@ -303,11 +311,11 @@ class _Builder:
                 if btype == "text":
                     text = as_str(block.get("text"))
                     if text:
-                        parts.append(Part("prose", text))
+                        parts.append(Part("markdown", text))
                 elif btype == "thinking":
                     text = as_str(block.get("thinking"))
                     if self.thinking and text:
-                        parts.append(Part("fold", "thinking", parts=[Part("prose", text)]))
+                        parts.append(Part("fold", "thinking", parts=[Part("markdown", text)]))
                 elif btype == "toolCall":
                     parts.append(self.tool_call(block))
                 elif btype == "image":

@@ -55,7 +55,7 @@ def one_line(text: str) -> str:
 
 
 def render_part(part: Part) -> str:
-    if part.kind == "prose":
+    if part.kind in ("prose", "markdown"):  # shown as the text it is (pre-wrap), Markdown included
         return f'<div class="text">{esc(part.text)}</div>'
     if part.kind == "code":
         lang = f' data-lang="{esc(part.lang)}"' if part.lang else ""

@@ -1,9 +1,12 @@
 """Markdown rendering of an export `Document` (GitHub-flavoured: folds are `<details>` blocks).
 
-Session text is untrusted and is kept literal: control characters, escapes and bidi overrides are made
-visible (`make_safe`); running text has every character Markdown or HTML could act on backslash-escaped
-(so `**x**`, `[bold]x[/bold]`, `<script>` or a link definition show as typed); verbatim blocks use a
-backtick fence longer than any backtick run in them; text inside the HTML `<summary>` is HTML-escaped.
+Session text is untrusted: control characters, escapes and bidi overrides are made visible (`make_safe`)
+everywhere. A user's text and pitree's own notes are kept literal: every character Markdown or HTML could act
+on is backslash-escaped (so `**x**`, `[bold]x[/bold]`, `<script>` or a link definition show as typed). What a
+model wrote as Markdown (assistant text, thinking, summaries) stays Markdown, so its code blocks and lists
+render, but raw HTML cannot: outside code, `<` and `&` become entities; its headings are demoted below the
+export's own; a code block it leaves open is closed, so it cannot swallow the rest of the file. Verbatim blocks
+use a backtick fence longer than any backtick run in them; text inside the HTML `<summary>` is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -41,6 +44,48 @@ def prose(text: str) -> str:
     return "\n\n".join("\\\n".join(p) for p in paragraphs if p)
 
 
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
+_HEADING = re.compile(r"^( {0,3})(#{1,6})(?=\s|$)")
+
+
+def _no_html(line: str) -> str:
+    """`<` and `&` as entities outside inline code spans: no raw HTML, no entity decoding to hidden characters."""
+    out, pos = [], 0
+    for m in _CODE_SPAN.finditer(line):
+        out.append(line[pos : m.start()].replace("&", "&amp;").replace("<", "&lt;"))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(line[pos:].replace("&", "&amp;").replace("<", "&lt;"))
+    return "".join(out)
+
+
+def markdown_text(text: str) -> str:
+    """A model's own Markdown, kept as Markdown but unable to produce HTML or break the export's structure."""
+    out: list[str] = []
+    fence: str | None = None  # the fence that opened the code block we are in
+    indented_ok = True  # a 4-space line here would be an indented code block (after a blank or another one)
+    for line in make_safe(text).split("\n"):
+        m = _FENCE.match(line)
+        if fence is not None:
+            out.append(line)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip(" `~"):
+                fence = None
+            continue
+        if m:
+            fence = m.group(1)
+            out.append(line)
+        elif indented_ok and (line.startswith("    ") or line.startswith("\t")) and line.strip():
+            out.append(line)  # code: shown verbatim by any renderer
+            continue
+        else:
+            out.append(_HEADING.sub(lambda h: h.group(1) + "#" * min(6, len(h.group(2)) + 3), _no_html(line)))
+        indented_ok = not line.strip()
+    if fence is not None:
+        out.append(fence)
+    return "\n".join(out).strip("\n")
+
+
 def inline(text: str) -> str:
     """One line of text for a heading or list item."""
     return escape_line(" ".join(make_safe(text, keep_newlines=False).split()))
@@ -61,6 +106,8 @@ def summary_html(text: str) -> str:
 def render_part(part: Part) -> str:
     if part.kind == "prose":
         return prose(part.text)
+    if part.kind == "markdown":
+        return markdown_text(part.text)
     if part.kind == "code":
         return fence(part.text, part.lang)
     if part.kind == "note":

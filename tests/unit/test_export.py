@@ -319,8 +319,15 @@ def test_hostile_markdown_stays_literal(tmp_path: Path, source: str) -> None:
     rendered = md_to_html(md)
     parsed = tags_of(rendered)
     tags = [tag for tag, _ in parsed.tags]
-    assert "script" not in tags and "img" not in tags and "a" not in tags and "del" not in tags and "table" not in tags
-    assert "ol" not in tags and tags.count("h1") == 1 and "h2" not in tags
+    # A model's own Markdown (assistant text, thinking, summaries) renders as Markdown: links, lists, emphasis
+    # and demoted headings may appear. Raw HTML never does, and no content heading outranks the export's own.
+    markdown_tags = {"p", "strong", "em", "code", "pre", "a", "del", "s", "ul", "ol", "li", "h4", "h5", "h6", "br"}
+    markdown_tags.add("hr")
+    markdown_tags |= {"table", "thead", "tbody", "tr", "th", "td", "blockquote"}
+    assert set(tags) <= markdown_tags | {"h1", "h3", "details", "summary"}, set(tags) - markdown_tags
+    assert tags.count("h1") == 1 and "h2" not in tags
+    for tag, attrs in parsed.tags:
+        assert not any(a.startswith("on") or a in ("src", "srcdoc", "style") for a in attrs), (tag, attrs)
     assert rendered.count("<details>") == rendered.count("</details>")
     if source == "generated":
         text = "".join(parsed.text)
@@ -352,6 +359,29 @@ def test_fence_is_never_closed_by_its_content(text: str) -> None:
 
     code = html.unescape(re.search(r"<code[^>]*>(.*)</code>", rendered, re.S).group(1))  # type: ignore[union-attr]
     assert code == prose_safe(text) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "html_has", "html_lacks"),
+    [
+        ("```python\nif a < b & c:\n    pass\n```", ["<pre><code class=\"language-python\">if a &lt; b &amp; c:"], []),
+        ("use `x<y>` here <script>alert(1)</script>", ["<code>x&lt;y&gt;</code>", "&lt;script&gt;"], ["<script>"]),
+        ("# Goal\n## Sub", ["<h4>Goal</h4>", "<h5>Sub</h5>"], ["<h1>", "<h2>"]),
+        ("```\nnever closed </details>", ["<pre><code>never closed &lt;/details&gt;\n</code></pre>"], []),
+        ("- a\n- b\n\n1. one", ["<ul>", "<li>a</li>", "<ol>"], []),
+        ("text\n\n    code <b>\n\nafter", ["<pre><code>code &lt;b&gt;"], ["<b>"]),
+        ("&#x202e; &amp; [x](http://e.example)", ["&amp;#x202e;", '<a href="http://e.example">x</a>'], []),
+    ],
+)
+def test_model_markdown_renders_without_html(source: str, html_has: list[str], html_lacks: list[str]) -> None:
+    from pitree.export.markdown import markdown_text
+
+    rendered = md_to_html(markdown_text(source) + "\n\n</details>")
+    for piece in html_has:
+        assert piece in rendered, (piece, rendered)
+    for piece in html_lacks:
+        assert piece not in rendered, (piece, rendered)
+    assert rendered.rstrip().endswith("</details>")  # an unclosed block never swallows what follows
 
 
 def prose_safe(text: str) -> str:
