@@ -1,4 +1,5 @@
-"""`PitreeApp`: composes the explorer (tree | entry, prompt, status, footer) and routes messages.
+"""`PitreeApp`: composes the explorer (tree | entry, prompt, status, footer) and routes messages; its writes
+(`writing.py`) and its other screens (`screens.py`) are mixins of their own.
 
 Loading runs in a thread worker with a progress bar (the UI keeps answering keys, `q` quits mid-load);
 live tailing runs in an async worker fed by `store.watch` and `store.tail`.
@@ -7,7 +8,6 @@ live tailing runs in an async worker fed by `store.watch` and `store.tail`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,11 +21,10 @@ from pitree.store.session_file import EntryReader, LoadCancelled, SessionFileErr
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.status_bar import Status, StatusBar
-from pitree.widgets.text_screen import TextScreen
 from pitree.widgets.tree_view import TreeView
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
@@ -35,23 +34,20 @@ from textual.widgets import Footer, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from .live import LiveSession
+from .screens import ScreensMixin, asset_text
+from .writing import WritingMixin
 
 if TYPE_CHECKING:
     from pitree.store.session_index import SessionIndex
-    from pitree.widgets.export_dialog import ExportChoice
 
     from .browser import BrowserState
 
 
-def _asset_text(name: str) -> str:
-    return (resources.files("pitree.assets") / name).read_text(encoding="utf-8")
-
-
-class PitreeApp(App[int]):
+class PitreeApp(WritingMixin, ScreensMixin):
     """The explorer on one session file."""
 
     TITLE = "pitree"
-    CSS = _asset_text("app.tcss")
+    CSS = asset_text("app.tcss")
 
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -148,10 +144,6 @@ class PitreeApp(App[int]):
         yield PromptBar(id="prompt")
         yield StatusBar(id="status")
         yield Footer()
-
-    @property
-    def tree_view(self) -> TreeView:
-        return self.query_one(TreeView)
 
     @property
     def status_bar(self) -> StatusBar:
@@ -446,135 +438,6 @@ class PitreeApp(App[int]):
             self._status(matches="")
         self.tree_view.focus()
 
-    # ---- writing: jump and label ---------------------------------------------------------------------------
-
-    @on(TreeView.Chosen)
-    def _chosen(self, message: TreeView.Chosen) -> None:
-        from pitree.store.guard import write_warnings
-        from pitree.summary.jump import plan_jump
-        from pitree.widgets.jump_dialog import JumpDialog
-
-        tree, reader = self.stree, self.reader
-        if tree is None or reader is None:
-            return
-        if not self._writable(tree):
-            return
-        plan = plan_jump(tree, message.node)
-        if plan.noop:
-            self.notify("the leaf is already here; nothing to do")
-            return
-        config = self._config()
-        if config is None:
-            return
-        warnings = write_warnings(self.path)
-        self.push_screen(
-            JumpDialog(plan, tree, reader, config.summarizer, config, warnings), callback=self._append_entry
-        )
-
-    def _config(self):  # type: ignore[no-untyped-def]
-        from pitree.config import ConfigError, load_config
-
-        try:
-            return load_config(overrides=self.config_overrides)
-        except ConfigError as exc:
-            self.notify(str(exc), title="configuration", severity="error")
-            return None
-
-    def _writable(self, tree: SessionTree) -> bool:
-        if tree.header is None:
-            self.notify(
-                "this file has no session header: Pi treats it as empty, so pitree will not write to it",
-                severity="error",
-            )
-            return False
-        if tree.version < 3:
-            self._offer_migration(tree)
-            return False
-        return True
-
-    def _offer_migration(self, tree: SessionTree) -> None:
-        """Pi rewrites pre-v3 files when it opens them; pitree does so only with consent, atomically, with a backup."""
-        from pitree.widgets.confirm_dialog import ConfirmDialog
-
-        question = Text()
-        question.append(f"This is a version {tree.version:g} session.\n\n", "bold")
-        question.append(
-            "Pi itself rewrites such files to version 3 when it opens them. To append here, pitree must do the same: "
-            "it writes the v3 file next to it, syncs it, renames it over the original (atomic) and keeps the original "
-            f"as {self.path.name}.bak-<time>. Entry ids stay as pitree shows them."
-        )
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.migrate_file()
-
-        self.push_screen(ConfirmDialog(question, "Migrate (backup kept)"), callback=answered)
-
-    def migrate_file(self) -> None:
-        from pitree.cli_write import WriteError, migrated_bytes
-        from pitree.store.append import AppendError, rewrite_atomically
-
-        try:
-            size = self.path.stat().st_size
-            backup = rewrite_atomically(self.path, migrated_bytes(self.path), expect_size=size)
-        except (WriteError, AppendError, OSError) as exc:
-            self.notify(str(exc), title="not migrated", severity="error", timeout=10)
-            return
-        self.notify(f"migrated to version 3; the original is {backup}. Press Enter again to jump.", timeout=10)
-        if self.live is not None:
-            self.call_later(self.live.check)
-
-    def action_label(self) -> None:
-        from pitree.widgets.label_dialog import LabelDialog
-
-        node = self.tree_view.cursor_node
-        tree = self.stree
-        if node is None or tree is None or not self._writable(tree):
-            return
-
-        def done(label: str | None) -> None:
-            if label is None or tree is None or node is None:
-                return
-            from pitree.summary.jump import label_entry
-
-            if not label and node.id not in tree.labels:
-                return
-            self._append_entry(label_entry(tree, node, label or None))
-
-        self.push_screen(LabelDialog(tree.row_text(node), tree.labels.get(node.id)), callback=done)
-
-    def _append_entry(self, entry: dict | None) -> None:
-        """Append one entry (from the jump or label dialog); the live tail then shows it."""
-        import orjson
-        from pitree.store.append import AppendError, append_line
-
-        if entry is None or self.stree is None:
-            return
-        live = self.live
-        if live is not None and live.builder is not None:
-            before = live.builder.size
-            event = live.tailer.poll()
-            if event.kind == "append":
-                live._apply(event.data)
-            if event.kind not in ("unchanged", "waiting") or live.builder.size != before:
-                self.notify(
-                    "the session changed on disk while you were choosing; nothing was written — look and try again",
-                    severity="error",
-                    timeout=8,
-                )
-                return
-        try:
-            size = self.path.stat().st_size
-            append_line(self.path, orjson.dumps(entry), expect_size=size)
-        except (AppendError, OSError) as exc:
-            self.notify(str(exc), title="nothing written", severity="error", timeout=10)
-            return
-        self.follow_off = False
-        self._select_after_append = entry["id"] if entry["type"] != "label" else None
-        if live is not None:
-            self.call_later(live.check)
-        self.notify(f"appended {entry['type']} {entry['id']}: Pi continues here on `pi --session`")
-
     def action_next_match(self, direction: int) -> None:
         if not self.tree_view.next_match(direction):
             self.notify("no matches (press / to search)", severity="information")
@@ -596,78 +459,6 @@ class PitreeApp(App[int]):
     def action_switch_pane(self) -> None:
         entry = self.query_one(EntryView)
         (self.tree_view if entry.has_focus else entry).focus()
-
-    def action_help(self) -> None:
-        from rich.markdown import Markdown
-
-        self.push_screen(TextScreen("pitree — keys", Markdown(_asset_text("help.md"))))
-
-    def action_context(self) -> None:
-        """The exact context the model gets with the selected entry as the leaf."""
-        from pitree.widgets.context_view import ContextScreen
-
-        tree, reader = self.stree, self.reader
-        if tree is None or reader is None:
-            return
-
-        def back(entry_id: str | None) -> None:
-            if entry_id is not None:
-                self.tree_view.select_id(entry_id)
-
-        self.push_screen(ContextScreen(tree, reader, self.tree_view.cursor_node), callback=back)
-
-    def action_usage(self) -> None:
-        """Tokens and cost per model and per branch segment."""
-        from pitree.session.usage import usage_report
-        from pitree.textout import usage_tables
-
-        tree = self.stree
-        if tree is None:
-            return
-        self.push_screen(TextScreen("usage — tokens and cost from assistant replies", usage_tables(usage_report(tree))))
-
-    def action_export(self) -> None:
-        """Export root → the selected entry (Markdown, HTML or a new Pi session file)."""
-        from pitree.widgets.export_dialog import ExportDialog
-
-        node = self.tree_view.cursor_node
-        if self.stree is None or self.reader is None or node is None:
-            return
-
-        def chosen(choice: ExportChoice | None) -> None:
-            if choice is not None and self.stree is not None and self.reader is not None:
-                self.notify(f"exporting to {make_safe(str(choice.out), keep_newlines=False)} …")
-                self.export_session(self.stree, self.reader, node, choice)
-
-        self.push_screen(ExportDialog(self.path, node.id, Path.cwd()), callback=chosen)
-
-    @work(thread=True, group="export", description="Exporting", exit_on_error=False)
-    def export_session(self, tree: SessionTree, reader: EntryReader, leaf: Node, choice: ExportChoice) -> None:
-        from pitree.export import ExportError, export_path
-
-        try:
-            written = export_path(tree, reader, leaf, choice.fmt, choice.out, choice.thinking, choice.force)
-        except ExportError as exc:
-            self.call_from_thread(self.notify, str(exc), title="not exported", severity="error", timeout=10)
-            return
-        self.call_from_thread(self.notify, f"exported {written}", title="export")
-
-    def action_show_skipped(self) -> None:
-        tree = self.stree
-        if tree is None:
-            return
-        body = Text()
-        if not tree.skipped and not tree.problems:
-            body.append("Every line of the file is an entry; nothing to report.")
-        for s in tree.skipped:
-            body.append(f"line {s.line}: ", "bold yellow")
-            body.append(make_safe(s.reason, keep_newlines=False) + "\n")
-        if tree.problems:
-            body.append("\nnotes\n", "bold")
-        for p in tree.problems:
-            body.append(f"line {p.line}: ", "bold")
-            body.append(make_safe(p.message, keep_newlines=False) + "\n")
-        self.push_screen(TextScreen(f"{len(tree.skipped)} skipped lines, {len(tree.problems)} notes", body))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
