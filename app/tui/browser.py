@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pitree.session.summary_info import SessionInfo
+from pitree.session.summary_info import SessionInfo, thread_sessions
 from pitree.session.text import make_safe
-from pitree.store.catalog import find_session_files, sessions_root
+from pitree.store.catalog import find_session_paths, sessions_root
 from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
 from pitree.store.watch import watch_sessions
 from rich.text import Text
@@ -71,35 +71,6 @@ def human_size(n: int) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{n} B"
-
-
-def forked_order(sessions: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:
-    """Sessions with each fork right under its parent (depth for the indent); the rest keep their order."""
-    by_path = {str(s.path): s for s in sessions}
-    children: dict[str, list[SessionInfo]] = {}
-    tops: list[SessionInfo] = []
-    for s in sessions:
-        parent = s.parent_session
-        if parent and parent in by_path and parent != str(s.path):
-            children.setdefault(parent, []).append(s)
-        else:
-            tops.append(s)
-    out: list[tuple[SessionInfo, int]] = []
-    seen: set[str] = set()
-    stack = [(s, 0) for s in reversed(tops)]
-    while stack:
-        s, depth = stack.pop()
-        key = str(s.path)
-        if key in seen:
-            continue  # a parentSession cycle: show each session once
-        seen.add(key)
-        out.append((s, depth))
-        stack.extend((c, depth + 1) for c in reversed(children.get(key, [])))
-    for s in sessions:  # members of a cycle with no way in from the top
-        if str(s.path) not in seen:
-            seen.add(str(s.path))
-            out.append((s, 0))
-    return out
 
 
 class BrowserScreen(Screen[tuple[Path, str | None] | None]):
@@ -184,7 +155,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
     @work(thread=True, exclusive=True, group="browser-index", description="Indexing sessions", exit_on_error=False)
     def refresh_index(self) -> None:
         worker = get_current_worker()
-        files = find_session_files(self.root)
+        files = find_session_paths(self.root)
         stats = self.index.refresh(
             files,
             progress=lambda done, total, _b, _bt: self.post_message(self.Progress(done, total)),
@@ -237,7 +208,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         table.clear(columns=True)
         for name, width in SESSION_COLUMNS:
             table.add_column(name, key=name, width=width)
-        self.rows = forked_order(self._scoped())
+        self.rows = thread_sessions(self._scoped())
         now = time.time()
         target = 0
         for i, (s, depth) in enumerate(self.rows):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from pitree.tui.app import PitreeApp
-from pitree.tui.browser import BrowserScreen, BrowserState, forked_order
+from pitree.tui.browser import BrowserScreen, BrowserState
 from textual.widgets import DataTable, Input
 
 from tests.sessions import HEADER, assistant, user, write_session
@@ -126,14 +126,3 @@ async def test_q_quits_from_the_browser(store: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen))
         await pilot.press("q")
         await until(pilot, lambda: app.return_code is not None)
-
-
-def test_forked_order_survives_parent_cycles(tmp_path: Path) -> None:
-    from pitree.session.summary_info import SessionInfo
-
-    def info(name: str, parent: str | None) -> SessionInfo:
-        return SessionInfo(Path(name), name, "/", None, name, 1, 1, 0, 0.0, None, 1, 0.0, parent)
-
-    rows = forked_order([info("a", "b"), info("b", "a"), info("c", None), info("d", "c")])
-    assert sorted(s.title for s, _ in rows) == ["a", "b", "c", "d"]
-    assert [(s.title, d) for s, d in rows][:2] == [("c", 0), ("d", 1)]
