@@ -56,3 +56,49 @@ def make_session(tmp_path: Path):  # type: ignore[no-untyped-def]
         return write_session(tmp_path / f"s{len(list(tmp_path.iterdir()))}.jsonl", entries, **kw)  # type: ignore[arg-type]
 
     return make
+
+
+# ---- the file guard (tests/file_guard.py): a session file is never changed except by an explicit append ----
+
+from tests import file_guard  # noqa: E402
+
+file_guard.install()  # before any test module imports pitree's CLI, so every name it binds is the wrapper
+
+# Existing tests whose own code changes a session file (standing in for Pi, or testing pitree's handling of a
+# change), by node id prefix; new tests say `@pytest.mark.writes_session` themselves.
+WRITES_SESSION: tuple[str, ...] = (
+    "tests/ui/test_app.py::test_tail_append_follow_and_new_branch",
+    "tests/ui/test_app.py::test_tail_torn_line_waits_then_completes",
+    "tests/ui/test_app.py::test_tail_burst",
+    "tests/ui/test_app.py::test_late_creation_with_real_watching",
+    "tests/ui/test_entry_view.py::test_a_line_that_changed_under_pitree",
+    "tests/unit/test_append.py::test_failed_write[",  # a second writer adds a partial line after pitree's
+    "tests/unit/test_append.py::test_rewrite_without_backup",
+    "tests/unit/test_append.py::test_rewrite_failures_leave_original[",
+    "tests/unit/test_load.py::test_entry_reader_rereads_migrated_entries",
+    "tests/unit/test_tail.py::",
+    "tests/unit/test_tree_cache.py::test_growth_reuses_prefix_and_parses_the_rest",
+    "tests/unit/test_tree_cache.py::test_changed_file_misses[",
+    "tests/unit/test_watch.py::",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "writes_session: the test itself changes a session file (a stand-in for Pi); the file guard is off",
+    )
+    config.addinivalue_line("markers", "slow: takes more than a minute")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(WRITES_SESSION):
+            item.add_marker(pytest.mark.writes_session)
+
+
+@pytest.fixture(autouse=True)
+def _file_guard(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Hash every session file the test has pitree open; fail if one changed other than by an append."""
+    with file_guard.guarding(enabled=request.node.get_closest_marker("writes_session") is None):
+        yield

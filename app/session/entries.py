@@ -347,7 +347,8 @@ def fill_node(node: Node, obj: dict[str, Any]) -> None:
         before = obj.get("tokensBefore")
         summary = as_str(obj.get("summary"))
         if isinstance(before, int | float) and not isinstance(before, bool):
-            node.text = f"[compaction: {math.floor(before / 1000 + 0.5)}k tokens]"  # Math.round
+            rounded = math.floor(before / 1000 + 0.5) if math.isfinite(before) else before  # Math.round
+            node.text = f"[compaction: {js_string(rounded)}k tokens]"
         else:
             node.text = f"[compaction: {js_string(before)} tokens]"
         node.est = -(-js_len(summary) // 4)

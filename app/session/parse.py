@@ -7,6 +7,8 @@ without a newline) are parsed and carry a note instead of being dropped.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,22 +34,65 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _js_int(digits: str) -> int | float:
+    value = int(digits)
+    return value if -(2**63) <= value < 2**64 else float(digits)  # JavaScript has only doubles
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _loads(raw: bytes | memoryview | str) -> tuple[Any, str | None]:
+    """orjson, or JSON.parse's reading of the two things orjson refuses and JavaScript reads: a lone UTF-16
+    surrogate escape (`"\\ud83d"`, left when a JS string is cut inside an emoji; shown as U+FFFD) and a
+    number beyond a double (Infinity)."""
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError as exc:
+        msg = str(exc)
+        if "surrogate" not in msg and "infinity" not in msg:
+            raise
+        text = raw if isinstance(raw, str) else bytes(raw).decode("utf-8")  # invalid UTF-8: the caller replaces it
+        try:
+            value = json.loads(text, parse_constant=_no_constant, parse_int=_js_int)
+        except (ValueError, RecursionError):
+            raise exc from None
+    return _without_surrogates(value), _JS_ONLY
+
+
+_JS_ONLY = "a lone UTF-16 surrogate (shown as U+FFFD) or a number beyond a double, read as Pi reads it"
+
+
 def parse_line(raw: bytes | memoryview) -> tuple[dict[str, Any] | None, str | None]:
     """Parse one line (no newline). Returns (object, note) or (None, reason)."""
     note = None
     try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+        value, note = _loads(raw)
+    except (orjson.JSONDecodeError, UnicodeDecodeError) as exc:
         msg = str(exc)
-        if "UTF-8" not in msg:
+        if "UTF-8" not in msg and "utf-8" not in msg:
             return None, f"not valid JSON: {msg}"
         # Node decodes the file as UTF-8 with replacement characters before JSON.parse, so Pi keeps
         # such a line; pitree does the same and says so.
         try:
-            value = orjson.loads(bytes(raw).decode("utf-8", "replace"))
+            value, note2 = _loads(bytes(raw).decode("utf-8", "replace"))
         except orjson.JSONDecodeError as exc2:
             return None, f"not valid JSON: {exc2}"
-        note = "invalid UTF-8 replaced with U+FFFD (as Pi reads it)"
+        note = "; ".join(n for n in ("invalid UTF-8 replaced with U+FFFD (as Pi reads it)", note2) if n)
     if not isinstance(value, dict):
         return None, f"JSON value is {_describe(value)}, not an object"
     return value, note

@@ -6,6 +6,7 @@ Pi's files come from crashed agents and hand edits, so every accessor tolerates 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from typing import Any
@@ -73,6 +74,8 @@ def js_string(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
+        if isinstance(value, float) and not math.isfinite(value):
+            return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
         if isinstance(value, float) and value.is_integer():
             return str(int(value))
         return str(value)
@@ -158,8 +161,14 @@ def _visible(ch: str) -> str:
     return f"<U+{code:04X}>"
 
 
-_UNSAFE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + _ZERO_WIDTH + "\u2028\u2029]")
-_UNSAFE_WITH_WS_RE = re.compile("[\x00-\x1f\x7f-\x9f" + _BIDI + _ZERO_WIDTH + "\u2028\u2029]")
+# The other Unicode format characters (category Cf): invisible, yet they hide text (tag characters spell out
+# "ASCII smuggling" payloads, a soft hyphen splits a word unseen) or join and reorder it.
+_FORMAT = (
+    "\u00ad\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u2061-\u2064\u206a-\u206f\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+_UNSAFE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + _ZERO_WIDTH + _FORMAT + "\u2028\u2029]")
+_UNSAFE_WITH_WS_RE = re.compile("[\x00-\x1f\x7f-\x9f" + _BIDI + _ZERO_WIDTH + _FORMAT + "\u2028\u2029]")
 
 
 def make_safe(text: str, keep_newlines: bool = True) -> str:

@@ -143,7 +143,8 @@ class SessionTree:
     def row_text(self, node: Node) -> str:
         """Pi's row text; a tool result shows the call it answers when that call is known."""
         if node.role == "toolResult" and node.meta:
-            call = self.calls.get(node.meta.get("toolCallId"))  # type: ignore[arg-type]
+            call_id = node.meta.get("toolCallId")
+            call = self.calls.get(call_id) if isinstance(call_id, str) else None  # any JSON value can be there
             if call is not None:
                 return call
         return node.text

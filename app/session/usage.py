@@ -7,6 +7,7 @@ segments' figures add up to the session's. Duplicate-id losers are not in the tr
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,8 +37,13 @@ class Usage:
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"messages": self.messages}
         for name, v in zip(FIELDS, self.values, strict=True):
-            out[name] = round(v, 6) if name == "cost" else int(v)
+            out[name] = round(v, 6) if name == "cost" else _count(v)
         return out
+
+
+def _count(v: float) -> int | float:
+    # A hand-edited usage can hold 1e300 or Infinity: int() of those raises or outgrows what JSON output holds.
+    return int(v) if math.isfinite(v) and abs(v) < 2**63 else v
 
 
 @dataclass

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 FINGERPRINT = 64
-"""Bytes just before the read position that must still be there: notices rewrites that do not shrink."""
+"""Bytes at the start of the file and just before the read position that must still be there: notices rewrites
+that do not shrink."""
 
 CHUNK = 8 << 20
 """Read size for big reads, so a huge file is not asked for in one system call."""
@@ -95,6 +96,9 @@ class Tailer:
         self._size = 0
         self._ident: tuple[int, int] | None = None  # (st_ino, st_dev) of the file the state belongs to
         self._fingerprint = b""  # the last up-to-FINGERPRINT bytes before `_offset + len(_pending)`
+        # The first up-to-FINGERPRINT bytes: Pi's migration rewrites the header's version, which a rewrite to
+        # the same size with the same last bytes (v2 -> v3 without renamed roles) shows nowhere else.
+        self._head = b""
         self._pending = bytearray()  # bytes after `_offset` with no newline among them
         self._missing = False  # the file was missing at construction or at the last poll
 
@@ -103,6 +107,7 @@ class Tailer:
         try:
             with open(self.path, "rb") as fh:
                 st = os.fstat(fh.fileno())
+                head = fh.read(min(FINGERPRINT, offset))
                 fh.seek(start)
                 tail = fh.read(offset - start)
         except (FileNotFoundError, NotADirectoryError):
@@ -115,6 +120,7 @@ class Tailer:
         # A file shorter than `offset` keeps `_offset` past its end, so the first poll reports a reset.
         self._offset = offset
         self._fingerprint = tail
+        self._head = head
 
     @property
     def offset(self) -> int:
@@ -166,6 +172,7 @@ class Tailer:
         self._offset = cut
         self._pending = bytearray(data[cut:])
         self._fingerprint = data[-FINGERPRINT:]
+        self._head = data[:FINGERPRINT]
         return TailChunk(data[:cut], size=self._size, held=len(data) - cut)
 
     def poll(self) -> TailEvent:
@@ -198,6 +205,9 @@ class Tailer:
             return TailEvent("reset")
         pos = self._offset + len(self._pending)
         if st.st_size < pos:
+            self._clear()
+            return TailEvent("reset")
+        if self._head and fh.read(len(self._head)) != self._head:
             self._clear()
             return TailEvent("reset")
         if self._fingerprint:
