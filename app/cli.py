@@ -62,7 +62,7 @@ def _console() -> Any:
 def _load(path_s: str) -> tuple[Path, SessionTree]:
     path = Path(path_s).expanduser()
     try:
-        tree, _ = load_session_fast(path)
+        tree, _ = load_session_fast(path, final=True)  # a one-shot read: a last line without "\n" counts
     except SessionFileError as exc:
         raise CliError(str(exc)) from None
     keep_out_of_collections()  # one tree per process: later collections need not walk it

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from .session.load import migrate_entry
+from .session.parse import parse_line
 from .session.tree import SessionTree
 from .store.append import AppendError, append_line, rewrite_atomically
 from .store.guard import write_warnings
@@ -46,7 +47,8 @@ def migrated_bytes(path: Path) -> bytes:
     header = {**tree.header, "version": 3}
     out = [orjson.dumps(header)]
     for node in tree.nodes:
-        obj = orjson.loads(data[node.offset : node.offset + node.length].decode("utf-8", "replace"))
+        obj, _note = parse_line(data[node.offset : node.offset + node.length])  # as the loader read it
+        assert obj is not None, node  # the loader made a node of it, so it parses
         out.append(orjson.dumps(migrate_entry(obj, node, tree)))
     return b"\n".join(out) + b"\n"
 

@@ -52,7 +52,7 @@ def tree_lines(tree: SessionTree, layout: Layout) -> list[Text]:
         line.append_text(one_line(text, style + (" bold" if on_path and style else "")))
         if node is leaf:
             line.append(" ← leaf", style="bold yellow")
-        line.append(f"  {node.id}", style="dim")
+        line.append_text(one_line(f"  {node.id}", "dim"))
         out.append(line)
     return out
 
@@ -83,7 +83,7 @@ def _print_skips(console: Console, tree: SessionTree) -> None:
 
 def print_context(console: Console, report: dict[str, Any]) -> None:
     model = report["model"]
-    head = Text(f"context at {report['leaf']}: ", style="bold")
+    head = one_line(f"context at {report['leaf']}: ", "bold")
     head.append_text(one_line(f"{len(report['messages'])} messages, model "))
     head.append_text(one_line(f"{model.get('provider')}/{model.get('modelId')}" if model else "unknown"))
     head.append_text(one_line(f", thinking {report['thinkingLevel']}"))
@@ -113,7 +113,7 @@ def print_compactions(console: Console, report: dict[str, Any]) -> None:
         console.print("no compactions in this session")
         return
     for c in comps:
-        head = Text(f"compaction {c['id']} (line {c['line']})", style="bold magenta")
+        head = one_line(f"compaction {c['id']} (line {c['line']})", "bold magenta")
         if c["onActivePath"]:
             head.append("  on the active path", style="blue")
         console.print(head)
@@ -142,7 +142,10 @@ def print_compactions(console: Console, report: dict[str, Any]) -> None:
 def _when(ms: float | None) -> str:
     if ms is None or ms != ms or math.isinf(ms):
         return "?"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) + " UTC"
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) + " UTC"
+    except (OverflowError, OSError, ValueError):  # a timestamp no calendar holds (1e300)
+        return f"? ({ms:g} ms)"
 
 
 def print_info(console: Console, report: dict[str, Any]) -> None:

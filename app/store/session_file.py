@@ -161,8 +161,12 @@ def load_session_fast(
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     save_cache: bool = True,
+    final: bool = False,
 ) -> tuple[SessionTree, SessionBuilder]:
     """Like `load_session_progressive`, but a big file's back half is parsed by a forked child process.
+
+    `final=True` (one-shot commands) also reads a last line without its newline, as Pi does; a tailer
+    leaves it (False) until its newline arrives. The tree cache never holds such a line.
 
     Parsing is CPU-bound Python; with two cores the halves parse at once and the child hands back plain
     tuples (marshal). v1 files (ids depend on every earlier line) and small files load in one process;
@@ -176,12 +180,27 @@ def load_session_fast(
     cached = tree_cache.load_cached(path)
     if cached is not None:  # only what was appended since needs parsing
         _feed_lines(path, cached, None, progress, cancelled, size)
-        cached.tree.finish_orphans()
-        return cached.tree, cached
-    tree, builder = _load_uncached(path, size, progress, cancelled)
-    if save_cache:
-        tree_cache.save(path, tree, builder)
+        tree, builder = cached.tree, cached
+    else:
+        tree, builder = _load_uncached(path, size, progress, cancelled)
+        if save_cache:
+            tree_cache.save(path, tree, builder)
+    if final:
+        _feed_last_line(path, builder)
+    tree.finish_orphans()
     return tree, builder
+
+
+def _feed_last_line(path: Path, builder: SessionBuilder) -> None:
+    """The bytes after the last newline, parsed as a line of their own (Pi reads a crash's unfinished line)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(builder.size)
+            rest = fh.read()
+    except OSError as exc:
+        raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
+    if rest.strip():
+        builder.feed(rest, final=True)
 
 
 def _load_uncached(

@@ -223,11 +223,6 @@ async def test_named_case(tmp_path: Path, data: bytes, entries: int, skipped: in
     await check_tui(path, entries)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reported: load_session_fast holds back a last line without a newline "
-    "(for the tailer) even for one-shot CLI commands; Pi reads that line",
-)
 def test_cli_reads_a_last_line_without_newline_as_pi_does(tmp_path: Path) -> None:
     path = tmp_path / "no-final-newline.jsonl"
     path.write_bytes(H + dump(U1, U2).rstrip(b"\n"))  # a hand edit or a crash just before the newline

@@ -103,7 +103,7 @@ def test_cli_text_output_is_safe(hostile: Path, args: list[str]) -> None:
     out = run_cli(args[0], hostile, *args[1:])
     assert out.returncode == 0, out.stderr.decode()
     text = out.stdout.decode("utf-8")
-    # Ids are safe here; the only raw session text that may remain is the id column (see the xfail below).
+    # Every field, ids included, is made safe before it is printed.
     assert not unsafe_chars(text, allow="\n"), unsafe_chars(text, allow="\n")
     assert "␛" in text or args[0] == "context"  # the escapes are there, made visible
     assert not unsafe_chars(out.stderr.decode("utf-8"), allow="\n")
@@ -126,11 +126,6 @@ def test_cli_write_commands_echo_nothing_raw(hostile: Path) -> None:
     assert data["entries"] == len(hostile_entries()) + 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reported: app/textout.py prints entry ids raw (tree_lines' `  <id>` column, "
-    "the context/compaction headings) and _when() crashes on huge timestamps",
-)
 def test_cli_text_with_hostile_ids_and_times(tmp_path: Path) -> None:
     path = tmp_path / "ids.jsonl"
     evil = "id\x1b]0;pwned\x07"
