@@ -36,7 +36,7 @@ import orjson
 
 from .cli import CliError
 from .session.summary_info import SessionInfo, thread_sessions
-from .session.text import make_safe
+from .session.text import human_size, make_safe
 from .store.catalog import (
     cwd_folder_name,
     find_session_files,
@@ -70,7 +70,7 @@ def _progress_printer() -> tuple[Callable[[int, int, int, int], None] | None, Ca
             return
         state["last"], state["shown"] = now, True
         sys.stderr.write(
-            f"\rindexing sessions: {done}/{total} files, {_size(done_bytes)} of {_size(total_bytes)}\x1b[K"
+            f"\rindexing sessions: {done}/{total} files, {human_size(done_bytes)} of {human_size(total_bytes)}\x1b[K"
         )
         sys.stderr.flush()
 
@@ -138,15 +138,6 @@ def _info_json(s: SessionInfo, depth: int) -> dict[str, Any]:
     }
 
 
-def _size(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
-
-
 def _when(ms: float) -> str:
     if ms != ms or ms <= 0:
         return "?"
@@ -202,7 +193,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
                 str(s.entries),
                 str(s.branches),
                 str(s.compactions),
-                _size(s.size),
+                human_size(s.size),
             )
             for s, depth in rows
         ]

@@ -181,3 +181,13 @@ def make_safe(text: str, keep_newlines: bool = True) -> str:
     if not pattern.search(text):
         return text
     return pattern.sub(lambda m: _visible(m.group()), text)
+
+
+def human_size(n: int) -> str:
+    """Bytes as people read them: `812 B`, `77.9 KB`, `2.1 MB`, `1.4 GB`."""
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pitree.session.summary_info import SessionInfo, thread_sessions
-from pitree.session.text import make_safe
+from pitree.session.text import human_size, make_safe
 from pitree.store.catalog import find_session_paths, sessions_root
 from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
 from pitree.store.watch import watch_sessions
@@ -62,15 +62,6 @@ def relative_age(ms: float, now: float | None = None) -> str:
         if seconds >= size:
             return f"{seconds // size:.0f}{unit} ago"
     return "just now"
-
-
-def human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 class BrowserScreen(Screen[tuple[Path, str | None] | None]):
@@ -139,6 +130,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
     def on_mount(self) -> None:
         self.query_one(DataTable).focus()
         self.show_sessions()
+        self.refreshing = True
         self.refresh_index()
         self.run_worker(self._watch(), group="browser-watch", exclusive=True, exit_on_error=False)
         if self.state.query:
@@ -166,7 +158,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
             self.post_message(self.Refreshed(stats))
 
     async def _watch(self) -> None:
-        async for _ in watch_sessions(self.root, self._stop_watch):
+        async for _ in watch_sessions(self.root, self._stop_watch, poll_fallback=30.0):
             if not self.refreshing:
                 self.refreshing = True
                 self.refresh_index()
@@ -186,7 +178,9 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self.refreshing = False
         self.stats = message.stats
         self.query_one(ProgressBar).display = False
-        if self.mode == "sessions":
+        stats = message.stats
+        changed = stats.added or stats.updated or stats.removed or not self.sessions
+        if self.mode == "sessions" and changed:
             self.show_sessions()
         else:
             self._update_head()
