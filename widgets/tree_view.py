@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from pitree.session.entries import IS_ERROR, Node
-from pitree.session.layout import FILTERS, Layout, build_layout, tokens_of, visible_indices
+from pitree.session.layout import FILTERS, Layout, build_layout, extend_layout, tokens_of, visible_indices
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from rich.segment import Segment
@@ -162,6 +162,8 @@ class TreeView(ScrollView, can_focus=True):
         self._compaction_after: dict[str, int] = {}
         self._cache: dict[int, tuple[int, bool, Strip]] = {}
         self._last_highlight: str | None = None
+        self._added: list[Node] | None = None  # set by show_tree for _layout_for
+        self.extended = False  # the last show_tree updated the layout in place: the leaf only grew
         self.marks: dict[str, str] = {}  # entry id -> "summarized" | "kept" (a selected compaction's audit)
 
     # ---- data ---------------------------------------------------------------------------------------------
@@ -172,8 +174,11 @@ class TreeView(ScrollView, can_focus=True):
             return None
         return self.layout_.rows[self.shown[self.cursor]].node
 
-    def show_tree(self, tree: SessionTree, select_id: str | None = None) -> None:
-        """Show `tree` (new or grown), keeping the selection by id (or moving it to `select_id`)."""
+    def show_tree(self, tree: SessionTree, select_id: str | None = None, added: list[Node] | None = None) -> None:
+        """Show `tree` (new or grown), keeping the selection by id (or moving it to `select_id`).
+
+        `added`: the entries the last `tree.add` brought; when they only extend the leaf (a live tail), the
+        shown layout is updated in place instead of rebuilt."""
         keep = select_id or (self.cursor_node.id if self.cursor_node is not None else None)
         if keep is None and tree.leaf is not None:
             keep = tree.leaf.id  # a new view starts at the leaf (or its nearest shown ancestor)
@@ -181,7 +186,10 @@ class TreeView(ScrollView, can_focus=True):
             self._layouts.clear()
             self._compaction_after.clear()
         self.stree = tree
+        self._added = added
+        self.extended = False
         self._relayout(keep)
+        self._added = None
 
     def set_marks(self, marks: dict[str, str]) -> None:
         """Mark rows in the gutter (`MARKS`): what the selected compaction summarized and what it kept."""
@@ -191,7 +199,7 @@ class TreeView(ScrollView, can_focus=True):
         self._cache.clear()
         self.refresh()
 
-    def _layout_for(self, mode: str) -> Layout:
+    def _layout_for(self, mode: str, extend: bool = True) -> Layout:
         tree = self.stree
         assert tree is not None
         leaf = tree.leaf
@@ -199,6 +207,12 @@ class TreeView(ScrollView, can_focus=True):
         cached = self._layouts.get(mode)
         if cached is not None and cached[:2] == key:
             return cached[2]
+        if extend and cached is not None and self._added and cached[0] == tree.generation - 1:
+            layout = cached[2]
+            if extend_layout(layout, tree, self._added):
+                self._layouts[mode] = (*key, layout)
+                self.extended = True
+                return layout
         layout = build_layout(tree, mode)
         self._layouts[mode] = (*key, layout)
         return layout
@@ -208,7 +222,8 @@ class TreeView(ScrollView, can_focus=True):
         if self.stree is None:
             return
         for mode in FILTERS:
-            self._layout_for(mode).index_of("")  # also builds its id -> row map, off the key path
+            if mode != self.filter_mode:  # the shown one exists, and only the UI thread may change it
+                self._layout_for(mode, extend=False).index_of("")  # also its id -> row map, off the key path
 
     def _relayout(self, keep_id: str | None) -> None:
         if self.stree is None:

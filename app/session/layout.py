@@ -219,3 +219,95 @@ def visible_indices(layout: Layout, folded: set[str]) -> list[int]:
         else:
             i += 1
     return out
+
+
+def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> bool:
+    """Update `layout` in place for entries that just extended the leaf in a chain (how Pi writes); False when
+    the change is anything else, and the caller must `build_layout` again.
+
+    The common live case is one new child of the old leaf: its row goes right after the leaf's row (or, when
+    the old leaf was a tool-call-only assistant turn that only the leaf shows, takes that row's place), and the
+    rows after it move down by one: O(rows) integer updates instead of rebuilding every Row.
+    """
+    if not added or layout.query or layout.leaf is None or tree.leaf is not added[-1]:
+        return False
+    prev = layout.leaf
+    for node in added:
+        if node.parent is not prev or prev.children != [node] or tree.is_dropped(node):
+            return False
+        if layout.mode == "labeled-only" and node.type == "label":
+            return False
+        prev = node
+    if added[-1].children:
+        return False
+    for node in added:
+        if layout.index_of(node.id) is not None:  # a duplicate id replaced an entry that has a row
+            return False
+        if not _extend_one(layout, tree, node):
+            return False
+    return True
+
+
+def _extend_one(layout: Layout, tree: SessionTree, node: Node) -> bool:
+    old_leaf = layout.leaf
+    assert old_leaf is not None
+    rows = layout.rows
+    layout.active.add(id(node))
+    layout.leaf = node
+    mode = layout.mode
+    visible = True
+    if mode != "all":
+        visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in tree.labels
+    old_row = _row_of(layout, old_leaf)
+    if old_leaf.flags & HIDDEN_TOOL_ONLY and old_row is not None:
+        # The old leaf was shown only because it was the leaf: its row goes, and the new entry (which hangs
+        # where it hung) takes exactly its place and shape.
+        if not visible:
+            return False
+        old = rows[old_row]
+        row = Row(node, old.indent, old.connector, old.is_last, old.gutters, old.vroot, old.parent_row)
+        row.end = old.end
+        rows[old_row] = row
+        layout.__dict__.pop("_rows_by_id", None)  # the id -> row map is rebuilt on its next use
+        return True
+    if not visible:
+        return True  # no row: it shows through its nearest shown ancestor, as the leaf does under a filter
+    anchor = old_row
+    walk: Node | None = old_leaf
+    while anchor is None and walk is not None:
+        walk = walk.parent
+        anchor = _row_of(layout, walk) if walk is not None else None
+    if anchor is None:
+        return False  # no shown ancestor: the entry would be a new root
+    a = rows[anchor]
+    if a.nchildren:
+        return False  # the anchor gets a second shown child: its children's shapes change
+    if a.connector and a.indent > 0:
+        indent = a.indent + 1
+    else:
+        indent = a.indent
+    if a.connector and not a.vroot:
+        display_indent = max(0, a.indent - 1) if layout.multiple_roots else a.indent
+        gutters = (*a.gutters, (max(0, display_indent - 1), not a.is_last))
+    else:
+        gutters = a.gutters
+    at = anchor + 1
+    for i in range(at, len(rows)):
+        r = rows[i]
+        r.end += 1
+        if r.parent_row >= at:
+            r.parent_row += 1
+    for i in range(anchor + 1):
+        r = rows[i]
+        if r.end > anchor:
+            r.end += 1
+    row = Row(node, indent, False, True, gutters, False, anchor)
+    row.end = at + 1
+    a.nchildren = 1
+    rows.insert(at, row)
+    layout.__dict__.pop("_rows_by_id", None)
+    return True
+
+
+def _row_of(layout: Layout, node: Node) -> int | None:
+    return layout.index_of(node.id)

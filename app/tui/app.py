@@ -280,16 +280,19 @@ class PitreeApp(WritingMixin, ScreensMixin):
             for node in self.stree.nodes:  # search text, so the first search is as fast as the next
                 self.stree.search_text(node)
 
-    def _update_status(self) -> None:
+    def _update_status(self, same_branches: bool = False) -> None:
+        """The status bar from the tree; `same_branches` when the leaf only grew (no walk over every entry)."""
         tree = self.stree
         if tree is None:
             return
         leaf = tree.leaf
         ctx = build_context(tree, None)
+        bar = self.query(StatusBar)
+        branches = bar.first().status.branches if same_branches and bar else len(tree.leaves())
         self._status(
             name=tree.name,
             entries=tree.entry_count,
-            branches=len(tree.leaves()),
+            branches=branches,
             leaf=leaf.id if leaf else None,
             skipped=len(tree.skipped),
             context_tokens=ctx.tokens,
@@ -325,7 +328,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
             view.show_tree(tree, select_id=ours)
             self._update_status()
             return
-        view.show_tree(tree, select_id=new_leaf.id if (was_following and new_leaf) else None)
+        view.show_tree(tree, select_id=new_leaf.id if (was_following and new_leaf) else None, added=added)
         if not extends and new_leaf is not None:
             self.notify(
                 f"new leaf on another branch: {new_leaf.id} "
@@ -334,7 +337,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
             )
         elif not was_following and new_leaf is not None:
             self._status(file_state=f"{len(added)} new entr{'y' if len(added) == 1 else 'ies'}")
-        self._update_status()
+        self._update_status(same_branches=view.extended)
 
     def session_reloaded(self, tree: SessionTree, builder: SessionBuilder, why: str) -> None:
         """Called by LiveSession after the file was rewritten or replaced: keep the selection by id."""

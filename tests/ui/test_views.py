@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pitree.report import compaction_split
 from pitree.session.context import build_context
 from pitree.widgets.context_view import ContextPlot, ContextScreen
@@ -130,3 +131,28 @@ async def test_export_from_the_explorer(demo_copy: Path, tmp_path: Path, monkeyp
         await pilot.press("enter")  # Enter in the file name exports too
         await until(pilot, lambda: any("not exported" in (n.title or "") for n in app._notifications))
         assert target.read_bytes() == before
+
+
+@pytest.mark.writes_session
+async def test_an_append_at_the_leaf_extends_the_shown_layout(tmp_path: Path) -> None:
+    import orjson
+    from pitree.session.layout import build_layout
+
+    from tests.conftest import DEMO
+    from tests.sessions import user
+    from tests.unit.test_extend_layout import shape
+
+    session = tmp_path / "live.jsonl"
+    session.write_bytes(DEMO.read_bytes())
+    app = make_app(session)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        view = app.query_one(TreeView)
+        layout = view.layout_
+        with session.open("ab") as fh:  # what Pi does: one whole line under the leaf
+            fh.write(orjson.dumps(user("feed0001", "40665560", "and one more thing", t=99_999)) + b"\n")
+        assert app.live is not None
+        await app.live.check()
+        await until(pilot, lambda: cursor(app) == "feed0001")
+        assert view.layout_ is layout  # updated in place, not rebuilt
+        assert shape(layout) == shape(build_layout(app.stree, view.filter_mode))
