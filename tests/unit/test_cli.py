@@ -280,15 +280,56 @@ def test_broken_pipe_is_not_an_error(tmp_path: Path, json: bool) -> None:
 # ---- help and errors ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cmd", [[], ["tree"], ["context"], ["compactions"], ["info"]])
+@pytest.mark.parametrize("cmd", [[], ["tree"], ["context"], ["compactions"], ["info"], ["usage"]])
 def test_help(cmd: list[str]) -> None:
     out = run(*cmd, "--help")
     assert out.returncode == 0 and out.stdout.lower().startswith(b"usage") and out.stderr == b""
     if cmd:
         assert b"--json" in out.stdout and b"FILE" in out.stdout
     else:
-        for name in (b"tree", b"context", b"compactions", b"info"):
+        for name in (b"tree", b"context", b"compactions", b"info", b"usage", b"export", b"ls", b"search"):
             assert name in out.stdout
+        for option in (b"--serve", b"--port", b"--session-dir", b"ID-PREFIX"):
+            assert option in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("cmd", "options"),
+    [
+        (["export"], [b"--format", b"--leaf", b"--thinking", b"--force", b"-o"]),
+        (["ls"], [b"--all", b"--json", b"--session-dir"]),
+        (["search"], [b"QUERY", b"--all", b"--limit", b"--json"]),
+    ],
+)
+def test_help_of_the_newer_commands(cmd: list[str], options: list[bytes]) -> None:
+    out = run(*cmd, "--help")
+    assert out.returncode == 0 and out.stdout.lower().startswith(b"usage") and out.stderr == b""
+    for option in options:
+        assert option in out.stdout, option
+
+
+def test_usage_json_adds_up(tmp_path: Path) -> None:
+    demo = tmp_path / "demo.jsonl"
+    demo.write_bytes(DEMO.read_bytes())
+    report = orjson.loads(run("usage", demo, "--json").stdout)
+    assert report["total"]["messages"] == 37 and round(report["total"]["cost"], 4) == 1.408
+    assert sum(s["entries"] for s in report["segments"]) == 88
+    assert abs(sum(s["cost"] for s in report["segments"]) - report["total"]["cost"]) < 1e-5  # each rounded to 6 places
+    text = run("usage", demo).stdout.decode()
+    assert "Per branch segment" in text and "anthropic/claude-sonnet-4-5" in text
+
+
+def test_serve_refuses_a_taken_port_with_one_line(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        demo = tmp_path / "demo.jsonl"
+        demo.write_bytes(DEMO.read_bytes())
+        out = run("--serve", "--port", str(port), demo)
+    assert out.returncode == 1 and b"already in use" in out.stderr and len(out.stderr.splitlines()) <= 2
 
 
 def test_help_mentions_the_options() -> None:
