@@ -139,3 +139,15 @@ def context_curve(tree: SessionTree, leaf: Node | None) -> list[CurvePoint]:
             start = i + 1
         points.append(CurvePoint(node, base + sums[i + 1] - sums[start] if i >= start else base, is_compaction))
     return points
+
+
+def grown_tokens(tokens: int, added: list[Node]) -> int | None:
+    """The context size after `added` extended the leaf in a chain, from the size before: None when one of
+    them is a compaction (the context restarts: use `build_context`)."""
+    for node in added:
+        if node.type == "compaction":
+            return None
+        msg = _emit(node)
+        if msg is not None and not msg.excluded:
+            tokens += msg.tokens
+    return tokens

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pitree.session.context import build_context
+from pitree.session.context import build_context, grown_tokens
 from pitree.session.entries import Node
 from pitree.session.gcpause import keep_out_of_collections, let_collections_in
 from pitree.session.load import SessionBuilder
@@ -280,22 +280,28 @@ class PitreeApp(WritingMixin, ScreensMixin):
             for node in self.stree.nodes:  # search text, so the first search is as fast as the next
                 self.stree.search_text(node)
 
-    def _update_status(self, same_branches: bool = False) -> None:
-        """The status bar from the tree; `same_branches` when the leaf only grew (no walk over every entry)."""
+    def _update_status(self, grown: list[Node] | None = None) -> None:
+        """The status bar from the tree. `grown`: entries that only extended the leaf, so the branch count
+        stays and the context size grows by theirs (no walk over the tree or the path at 100k entries)."""
         tree = self.stree
         if tree is None:
             return
         leaf = tree.leaf
-        ctx = build_context(tree, None)
-        bar = self.query(StatusBar)
-        branches = bar.first().status.branches if same_branches and bar else len(tree.leaves())
+        bars = self.query(StatusBar)
+        before = bars.first().status if bars else None
+        branches = before.branches if grown and before else len(tree.leaves())
+        tokens = None
+        if grown and before is not None and before.context_tokens is not None:
+            tokens = grown_tokens(before.context_tokens, grown)
+        if tokens is None:
+            tokens = build_context(tree, None).tokens
         self._status(
             name=tree.name,
             entries=tree.entry_count,
             branches=branches,
             leaf=leaf.id if leaf else None,
             skipped=len(tree.skipped),
-            context_tokens=ctx.tokens,
+            context_tokens=tokens,
             filter=self.tree_view.filter_mode,
             follow=self.following,
         )
@@ -337,7 +343,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
             )
         elif not was_following and new_leaf is not None:
             self._status(file_state=f"{len(added)} new entr{'y' if len(added) == 1 else 'ies'}")
-        self._update_status(same_branches=view.extended)
+        self._update_status(grown=added if view.extended else None)
 
     def session_reloaded(self, tree: SessionTree, builder: SessionBuilder, why: str) -> None:
         """Called by LiveSession after the file was rewritten or replaced: keep the selection by id."""

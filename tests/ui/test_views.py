@@ -156,3 +156,6 @@ async def test_an_append_at_the_leaf_extends_the_shown_layout(tmp_path: Path) ->
         await until(pilot, lambda: cursor(app) == "feed0001")
         assert view.layout_ is layout  # updated in place, not rebuilt
         assert shape(layout) == shape(build_layout(app.stree, view.filter_mode))
+        status = app.status_bar.status  # kept up to date without walking the tree
+        assert status.context_tokens == build_context(app.stree, None).tokens
+        assert status.branches == len(app.stree.leaves()) and status.entries == 89
