@@ -15,6 +15,7 @@ from .gcpause import gc_paused
 from .tree import SessionTree
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
+REBUILD_AFTER = 256  # rows inserted by extend_layout before index_of rebuilds its map
 
 
 class Row:
@@ -53,11 +54,45 @@ class Layout:
     query: str
 
     def index_of(self, entry_id: str) -> int | None:
-        """The row of an entry, or None when the filter hides it (a dict built once per layout)."""
-        rows_by_id = self.__dict__.get("_rows_by_id")
-        if rows_by_id is None:
-            rows_by_id = self.__dict__["_rows_by_id"] = {row.node.id: i for i, row in enumerate(self.rows)}
-        return rows_by_id.get(entry_id)
+        """The row of an entry, or None when the filter hides it (a dict built once per layout).
+
+        `extend_layout` inserts rows without rebuilding the dict: it notes where (`_inserts`, in the order made,
+        each in the coordinates of its time) and holds the new rows in `_recent`; a lookup shifts an older
+        index past each insertion point at or before it. Past `REBUILD_AFTER` insertions the dict is rebuilt."""
+        d = self.__dict__
+        rows_by_id = d.get("_rows_by_id")
+        if rows_by_id is None or len(d.get("_inserts", ())) > REBUILD_AFTER:
+            rows_by_id = d["_rows_by_id"] = {row.node.id: i for i, row in enumerate(self.rows)}
+            d["_inserts"], d["_recent"], d["_gone"] = [], {}, set()
+            return rows_by_id.get(entry_id)
+        recent = d["_recent"]
+        if entry_id in recent:
+            return recent[entry_id]  # type: ignore[no-any-return]
+        if entry_id in d["_gone"]:
+            return None
+        index = rows_by_id.get(entry_id)
+        if index is not None:
+            for at in d["_inserts"]:
+                if index >= at:
+                    index += 1
+        return index
+
+    def _noted(self, at: int, new_id: str, inserted: bool, gone: str | None = None) -> None:
+        """Keep `index_of` right after `extend_layout` put `new_id` at row `at` (inserted, or replacing `gone`)."""
+        d = self.__dict__
+        if d.get("_rows_by_id") is None:
+            return  # nothing to keep: built on first use
+        recent = d["_recent"]
+        if inserted:
+            d["_inserts"].append(at)
+            for key, value in recent.items():
+                if value >= at:
+                    recent[key] = value + 1
+        if gone is not None:
+            recent.pop(gone, None)
+            d["_gone"].add(gone)
+        d["_gone"].discard(new_id)
+        recent[new_id] = at
 
     def foldable(self, i: int) -> bool:
         """Pi's isFoldable: has visible children and is a root or the start of a branch segment."""
@@ -268,7 +303,7 @@ def _extend_one(layout: Layout, tree: SessionTree, node: Node) -> bool:
         row = Row(node, old.indent, old.connector, old.is_last, old.gutters, old.vroot, old.parent_row)
         row.end = old.end
         rows[old_row] = row
-        layout.__dict__.pop("_rows_by_id", None)  # the id -> row map is rebuilt on its next use
+        layout._noted(old_row, node.id, inserted=False, gone=old_leaf.id)
         return True
     if not visible:
         return True  # no row: it shows through its nearest shown ancestor, as the leaf does under a filter
@@ -305,7 +340,7 @@ def _extend_one(layout: Layout, tree: SessionTree, node: Node) -> bool:
     row.end = at + 1
     a.nchildren = 1
     rows.insert(at, row)
-    layout.__dict__.pop("_rows_by_id", None)
+    layout._noted(at, node.id, inserted=True)
     return True
 
 

@@ -36,6 +36,8 @@ def replay(data: bytes, mode: str, start: int) -> tuple[int, int]:
             assert layout.active == fresh.active and layout.leaf is fresh.leaf
             assert layout.multiple_roots == fresh.multiple_roots
             assert [layout.index_of(r.node.id) for r in fresh.rows] == list(range(len(fresh.rows)))
+            shown = {r.node.id for r in fresh.rows}
+            assert all(layout.index_of(n.id) is None for n in tree.nodes if n.id not in shown)
         else:
             rebuilt += 1
             layout = fresh
