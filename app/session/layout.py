@@ -260,9 +260,9 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
     """Update `layout` in place for entries that just extended the leaf in a chain (how Pi writes); False when
     the change is anything else, and the caller must `build_layout` again.
 
-    The common live case is one new child of the old leaf: its row goes right after the leaf's row (or, when
-    the old leaf was a tool-call-only assistant turn that only the leaf shows, takes that row's place), and the
-    rows after it move down by one: O(rows) integer updates instead of rebuilding every Row.
+    New rows go right after the old leaf's row (or, when the old leaf was a tool-call-only assistant turn that
+    only the leaf shows, one takes that row's place); a batch of k entries moves the rows after them down by
+    k in one pass: O(rows) integer updates per batch instead of rebuilding every Row.
     """
     if not added or layout.query or layout.leaf is None or tree.leaf is not added[-1]:
         return False
@@ -278,71 +278,71 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
     for node in added:
         if layout.index_of(node.id) is not None:  # a duplicate id replaced an entry that has a row
             return False
-        if not _extend_one(layout, tree, node):
-            return False
-    return True
-
-
-def _extend_one(layout: Layout, tree: SessionTree, node: Node) -> bool:
-    old_leaf = layout.leaf
-    assert old_leaf is not None
     rows = layout.rows
-    layout.active.add(id(node))
-    layout.leaf = node
     mode = layout.mode
-    visible = True
-    if mode != "all":
-        visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in tree.labels
-    old_row = _row_of(layout, old_leaf)
-    if old_leaf.flags & HIDDEN_TOOL_ONLY and old_row is not None:
-        # The old leaf was shown only because it was the leaf: its row goes, and the new entry (which hangs
-        # where it hung) takes exactly its place and shape.
+    pending: list[Row] = []  # new rows, a chain, to go in at `at`
+    at = -1
+    for node in added:
+        old_leaf = layout.leaf
+        assert old_leaf is not None
+        layout.active.add(id(node))
+        layout.leaf = node
+        visible = True
+        if mode != "all":
+            visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in tree.labels
+        in_pending = bool(pending) and pending[-1].node is old_leaf
+        old_row = None if in_pending else layout.index_of(old_leaf.id)
+        if old_leaf.flags & HIDDEN_TOOL_ONLY and (in_pending or old_row is not None):
+            # The old leaf was shown only because it was the leaf: the new entry, which hangs where it hung,
+            # takes exactly its place and shape.
+            if not visible:
+                return False
+            old = pending[-1] if in_pending else rows[old_row]  # type: ignore[index]
+            row = Row(node, old.indent, old.connector, old.is_last, old.gutters, old.vroot, old.parent_row)
+            row.end = old.end
+            if in_pending:
+                pending[-1] = row
+            else:
+                rows[old_row] = row  # type: ignore[index]
+                layout._noted(old_row, node.id, inserted=False, gone=old_leaf.id)  # type: ignore[arg-type]
+            continue
         if not visible:
-            return False
-        old = rows[old_row]
-        row = Row(node, old.indent, old.connector, old.is_last, old.gutters, old.vroot, old.parent_row)
-        row.end = old.end
-        rows[old_row] = row
-        layout._noted(old_row, node.id, inserted=False, gone=old_leaf.id)
-        return True
-    if not visible:
-        return True  # no row: it shows through its nearest shown ancestor, as the leaf does under a filter
-    anchor = old_row
-    walk: Node | None = old_leaf
-    while anchor is None and walk is not None:
-        walk = walk.parent
-        anchor = _row_of(layout, walk) if walk is not None else None
-    if anchor is None:
-        return False  # no shown ancestor: the entry would be a new root
-    a = rows[anchor]
-    if a.nchildren:
-        return False  # the anchor gets a second shown child: its children's shapes change
-    if a.connector and a.indent > 0:
-        indent = a.indent + 1
-    else:
-        indent = a.indent
-    if a.connector and not a.vroot:
-        display_indent = max(0, a.indent - 1) if layout.multiple_roots else a.indent
-        gutters = (*a.gutters, (max(0, display_indent - 1), not a.is_last))
-    else:
-        gutters = a.gutters
-    at = anchor + 1
-    for i in range(at, len(rows)):
-        r = rows[i]
-        r.end += 1
-        if r.parent_row >= at:
-            r.parent_row += 1
-    for i in range(anchor + 1):
-        r = rows[i]
-        if r.end > anchor:
-            r.end += 1
-    row = Row(node, indent, False, True, gutters, False, anchor)
-    row.end = at + 1
-    a.nchildren = 1
-    rows.insert(at, row)
-    layout._noted(at, node.id, inserted=True)
+            continue  # no row: it shows through its nearest shown ancestor, as the leaf does under a filter
+        if pending:
+            a, a_index = pending[-1], at + len(pending) - 1
+        else:
+            anchor = old_row
+            walk: Node | None = old_leaf
+            while anchor is None and walk is not None:
+                walk = walk.parent
+                anchor = layout.index_of(walk.id) if walk is not None else None
+            if anchor is None:
+                return False  # no shown ancestor: the entry would be a new root
+            a, a_index, at = rows[anchor], anchor, anchor + 1
+            if a.nchildren:
+                return False  # the anchor gets a second shown child: its children's shapes change
+        indent = a.indent + 1 if a.connector and a.indent > 0 else a.indent
+        if a.connector and not a.vroot:
+            display_indent = max(0, a.indent - 1) if layout.multiple_roots else a.indent
+            gutters = (*a.gutters, (max(0, display_indent - 1), not a.is_last))
+        else:
+            gutters = a.gutters
+        a.nchildren = 1
+        pending.append(Row(node, indent, False, True, gutters, False, a_index))
+    k = len(pending)
+    if k:
+        for i in range(at, len(rows)):
+            r = rows[i]
+            r.end += k
+            if r.parent_row >= at:
+                r.parent_row += k
+        for i in range(at):
+            r = rows[i]
+            if r.end >= at:  # the subtree holds the anchor (row at - 1)
+                r.end += k
+        for r in pending:
+            r.end = at + k
+        rows[at:at] = pending
+        for j, r in enumerate(pending):
+            layout._noted(at + j, r.node.id, inserted=True)
     return True
-
-
-def _row_of(layout: Layout, node: Node) -> int | None:
-    return layout.index_of(node.id)

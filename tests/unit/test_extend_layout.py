@@ -19,15 +19,21 @@ def shape(layout: Layout) -> list[tuple]:
     ]
 
 
-def replay(data: bytes, mode: str, start: int) -> tuple[int, int]:
-    """Feed `data` line by line after the first `start` lines; every extension must equal a rebuild."""
+def replay(data: bytes, mode: str, start: int, batch: int = 1) -> tuple[int, int]:
+    """Feed `data` after the first `start` lines, `batch` lines at a time (1, or a varying 1..batch); every
+    extension must equal a rebuild."""
     lines = data.splitlines(keepends=True)
     builder = SessionBuilder()
     builder.feed(b"".join(lines[:start]), final=False)
     tree = builder.tree
     layout = build_layout(tree, mode)
     extended = rebuilt = 0
-    for line in lines[start:]:
+    chunks, i, n = [], start, 0
+    while i < len(lines):
+        size = 1 if batch == 1 else 1 + n % batch
+        chunks.append(b"".join(lines[i : i + size]))
+        i, n = i + size, n + 1
+    for line in chunks:
         added = builder.feed(line, final=False)
         fresh = build_layout(tree, mode)
         if extend_layout(layout, tree, added):
@@ -50,13 +56,21 @@ def test_demo_appended_line_by_line(mode: str) -> None:
     assert extended > rebuilt  # the fast path is the common one
 
 
+@pytest.mark.parametrize("mode", FILTERS)
+@pytest.mark.parametrize("batch", [3, 7])
+def test_demo_appended_in_bursts(mode: str, batch: int) -> None:
+    extended, rebuilt = replay(DEMO.read_bytes(), mode, start=2, batch=batch)
+    assert extended > 0
+
+
 @pytest.mark.parametrize("mode", ["default", "no-tools", "all"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_generated_sessions_appended_line_by_line(tmp_path: Path, mode: str, seed: int) -> None:
     path = tmp_path / "g.jsonl"
     gen.generate(path, 600, seed=seed)
-    extended, rebuilt = replay(path.read_bytes(), mode, start=50)
-    assert extended > 0
+    for batch in (1, 5):
+        extended, rebuilt = replay(path.read_bytes(), mode, start=50, batch=batch)
+        assert extended > 0
 
 
 def test_declines_what_is_not_a_chain_at_the_leaf() -> None:
