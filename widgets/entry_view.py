@@ -130,6 +130,11 @@ class EntryView(VerticalScroll, can_focus=True):
             return
         self._load_current()
 
+    def forget(self) -> None:
+        """Show nothing and drop the session (another one is being opened)."""
+        self.node, self._tree, self._reader = None, None, None
+        self._load_current()
+
     def toggle_raw(self) -> None:
         """Switch between the rendered entry and its stored line, pretty-printed."""
         self.raw = not self.raw

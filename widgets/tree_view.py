@@ -191,6 +191,18 @@ class TreeView(ScrollView, can_focus=True):
         self._relayout(keep)
         self._added = None
 
+    def forget_tree(self) -> None:
+        """Drop the tree and its layouts (another session is being opened: the old one can be freed)."""
+        self.stree, self.layout_ = None, None
+        self._layouts.clear()
+        self._compaction_after.clear()
+        self._cache.clear()
+        self.shown, self.matches, self._match_set, self.marks = [], [], set(), {}
+        self.folded.clear()
+        self.cursor = 0
+        self.virtual_size = Size(self.size.width, 0)
+        self.refresh()
+
     def set_marks(self, marks: dict[str, str]) -> None:
         """Mark rows in the gutter (`MARKS`): what the selected compaction summarized and what it kept."""
         if marks == self.marks:

@@ -172,10 +172,13 @@ class PitreeApp(WritingMixin, ScreensMixin):
             self.live = None
         self.workers.cancel_group(self, "load")
         self.path, self.select_id = path, select_id
-        let_collections_in()  # the tree being left can be freed
         self.stree = self.reader = None
         self.follow_off = False
-        self.tree_view.folded.clear()
+        if self._entry_timer is not None:
+            self._entry_timer.stop()
+        self.tree_view.forget_tree()
+        self.query_one(EntryView).forget()
+        let_collections_in()  # nothing holds the tree being left now: the next collection frees it
         self.title = f"pitree — {path.name}"
         self.query_one(StatusBar).status = Status(file=path.name)
         self.query_one("#panes").display = False

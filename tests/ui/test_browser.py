@@ -126,3 +126,22 @@ async def test_q_quits_from_the_browser(store: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen))
         await pilot.press("q")
         await until(pilot, lambda: app.return_code is not None)
+
+
+async def test_the_session_left_is_freed(store: Path) -> None:
+    import gc
+    import weakref
+
+    app = make(store)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.stree is not None)
+        first = weakref.ref(app.stree)
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
+        await pilot.press("down", "enter")
+        await until(pilot, lambda: app.stree is not None and app.stree is not first())
+        await pilot.pause(0.2)
+        gc.collect()
+        assert first() is None  # nothing (view, entry pane, frozen generation) keeps the old tree alive
