@@ -29,6 +29,7 @@ from textual.widgets import DataTable, Footer, ProgressBar, Static
 from textual.worker import get_current_worker
 
 BATCH = 64  # messages per tiktoken batch: one progress step, and a cancel check between batches
+ROW_BATCH = 400  # table rows added per turn of the event loop
 SUMMARY_ROLES = {"compactionSummary": "magenta", "branchSummary": "yellow"}
 
 
@@ -135,11 +136,21 @@ class ContextScreen(Screen[str | None]):
         table.add_column("tiktoken", key="tik")
         table.add_column("running", key="run")
         table.add_column("text", key="text")
-        running = 0
+        self._running_total = 0
+        self._rows_added = 0
+        table.focus()
+        self._fill()
+
+    def _fill(self) -> None:
+        """Add the next ROW_BATCH rows, then yield to the event loop: 9,000 messages never freeze the screen."""
+        table = self.query_one(DataTable)
+        messages = self.ctx.messages
         row_text = self.stree.row_text
-        for i, m in enumerate(self.ctx.messages):
+        stop = min(len(messages), self._rows_added + ROW_BATCH)
+        for i in range(self._rows_added, stop):
+            m = messages[i]
             if not m.excluded:
-                running += m.tokens
+                self._running_total += m.tokens
             role = Text(m.role, SUMMARY_ROLES.get(m.role, ""))
             if m.excluded:
                 role.append(" (excluded)", "dim")
@@ -150,14 +161,17 @@ class ContextScreen(Screen[str | None]):
                 m.node.id,
                 Text(f"{m.tokens:,}", justify="right"),
                 Text("…", "dim", justify="right"),
-                Text(f"{running:,}", justify="right"),
+                Text(f"{self._running_total:,}", justify="right"),
                 Text(body, SUMMARY_ROLES.get(m.role, "")),
                 key=str(i),
             )
-        table.focus()
-        if self.ctx.leaf is not None:
-            table.move_cursor(row=len(self.ctx.messages) - 1)
-        self.count_tokens()
+        self._rows_added = stop
+        if stop < len(messages):
+            self.call_after_refresh(self._fill)
+            return
+        if messages and table.cursor_row == 0:  # start at the leaf, unless the user moved meanwhile
+            table.move_cursor(row=len(messages) - 1)
+        self.count_tokens()  # once every row exists: the counts fill cells by row key
 
     @work(thread=True, exclusive=True, group="context-count", description="Counting tokens", exit_on_error=False)
     def count_tokens(self) -> None:
