@@ -309,7 +309,8 @@ def _utc_stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """All of `data` to `fd`, however many writes it takes; an OSError if a write makes no progress."""
     view = memoryview(data)
     while view:
         n = os.write(fd, view)
@@ -329,7 +330,7 @@ def _write_backup(path: Path, old: bytes, st: os.stat_result) -> Path:
         except FileExistsError:
             continue
         try:
-            _write_all(fd, old)
+            write_all(fd, old)
             os.fchmod(fd, mode)
             os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
             os.fsync(fd)
@@ -347,7 +348,7 @@ def _write_temp(path: Path, data: bytes, st: os.stat_result) -> Path:
     # The name does not end in .jsonl, so neither Pi nor pitree lists it as a session.
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pitree-tmp", dir=path.parent)
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
         os.fchmod(fd, stat.S_IMODE(st.st_mode))
         if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
             with contextlib.suppress(OSError):

@@ -16,6 +16,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from .append import write_all
+
 
 class ExportFileError(Exception):
     """The export target is refused or could not be written; one line for the user."""
@@ -61,9 +63,7 @@ def _write_temp(out: Path, data: bytes, mode: int | None) -> Path:
         except FileExistsError:
             continue
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
             if mode is not None:
                 os.fchmod(fd, mode)
             os.fsync(fd)
