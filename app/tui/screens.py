@@ -11,10 +11,10 @@ from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader
 from pitree.widgets.text_screen import TextScreen
-from pitree.widgets.tree_view import TreeView
 from rich.text import Text
 from textual import work
-from textual.app import App
+
+from .explorer_base import ExplorerBase
 
 if TYPE_CHECKING:
     from pitree.widgets.export_dialog import ExportChoice
@@ -24,16 +24,8 @@ def asset_text(name: str) -> str:
     return (resources.files("pitree.assets") / name).read_text(encoding="utf-8")
 
 
-class ScreensMixin(App[int]):
+class ScreensMixin(ExplorerBase):
     """Part of `PitreeApp` (see `app.py`): the state it reads is the app's."""
-
-    path: Path
-    stree: SessionTree | None
-    reader: EntryReader | None
-
-    @property
-    def tree_view(self) -> TreeView:
-        return self.query_one(TreeView)
 
     def action_help(self) -> None:
         from rich.markdown import Markdown

@@ -7,34 +7,26 @@ write) ends in a notice and nothing written; the live tail then shows what was a
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pitree.session.tree import SessionTree
-from pitree.store.session_file import EntryReader
 from pitree.widgets.tree_view import TreeView
 from rich.text import Text
 from textual import on
-from textual.app import App
+
+from .explorer_base import ExplorerBase
 
 if TYPE_CHECKING:
     from .live import LiveSession
 
 
-class WritingMixin(App[int]):
+class WritingMixin(ExplorerBase):
     """Part of `PitreeApp` (see `app.py`): the state it reads is the app's."""
 
-    path: Path
-    stree: SessionTree | None
-    reader: EntryReader | None
     live: LiveSession | None
     follow_off: bool
     config_overrides: dict[str, object]
     _select_after_append: str | None
-
-    @property
-    def tree_view(self) -> TreeView:
-        return self.query_one(TreeView)
 
     @on(TreeView.Chosen)
     def _chosen(self, message: TreeView.Chosen) -> None:
