@@ -3,15 +3,47 @@
 Loading 100,000 entries creates several hundred thousand containers; each generation-2 collection then
 walks all of them, which made loading and layout 2-3x slower. Nothing built here forms reference cycles
 that must be collected promptly, so collection simply waits until the build is done.
+
+The collector is process-wide while builds run in threads (the explorer loads in a worker while another
+lays out filters, the browser indexes in the background), so pauses are counted: collection comes back
+when the last one ends, not when the first does. Freezing (`gc.freeze`) also acts on every thread's
+objects, so it only happens on the main thread with no other pause running; otherwise garbage another
+thread dropped meanwhile (a session the user just left) would be frozen with the build and never freed.
 """
 
 from __future__ import annotations
 
 import gc
+import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 BIG = 4 << 20  # bytes of input above which a build counts as big (see `gc_paused`)
+
+_lock = threading.Lock()
+_pauses = 0  # builds inside `gc_paused` now, in any thread
+_was_enabled = False  # whether collection was on when the first of them started
+
+
+def _pause() -> None:
+    global _pauses, _was_enabled
+    with _lock:
+        if _pauses == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _pauses += 1
+
+
+def _resume(freeze: bool) -> None:
+    """End one pause; the last one gives collection back, after freezing if `freeze` and it is safe."""
+    global _pauses
+    with _lock:
+        _pauses -= 1
+        if _pauses == 0 and _was_enabled:
+            if freeze and threading.current_thread() is threading.main_thread():
+                gc.freeze()
+            gc.enable()
 
 
 @contextmanager
@@ -21,19 +53,17 @@ def gc_paused(big: bool = False) -> Iterator[None]:
     Objects made while collection is off are all young: the first collections after it would walk every
     one of them three times over (generation 0, 1, then 2), about a second at 100,000 entries. A big build
     collects what is garbage before it starts (the heap is small then) and freezes what it made, so those
-    walks never happen; `let_collections_in()` gives them back before the tree is dropped.
+    walks never happen; `let_collections_in()` gives them back before the tree is dropped. Only a build on
+    the main thread, with no other build running, freezes (see the module's docstring); the explorer,
+    which loads in a worker, freezes with `keep_out_of_collections` once the tree has arrived.
     """
-    was_enabled = gc.isenabled()
-    if big and was_enabled:
+    if big and gc.isenabled() and threading.current_thread() is threading.main_thread():
         gc.collect()
-    gc.disable()
+    _pause()
     try:
         yield
     finally:
-        if was_enabled:
-            if big:
-                gc.freeze()
-            gc.enable()
+        _resume(freeze=big)
 
 
 def keep_out_of_collections() -> None:
@@ -52,3 +82,30 @@ def keep_out_of_collections() -> None:
 def let_collections_in() -> None:
     """Undo `keep_out_of_collections` (before a frozen tree is replaced)."""
     gc.unfreeze()
+
+
+class Freezer:
+    """Keeps one long-lived object graph (the session shown) frozen, and never freezes one that was left.
+
+    `leaving(old)` unfreezes before `old` is dropped; `freeze()` then freezes what is alive, but only once
+    every object left is really gone: a worker thread still finishing with the old tree (laying out its
+    filters, say) would otherwise get it frozen and kept for good. Until then it answers False, and the
+    caller tries again later; staying unfrozen only costs collection time.
+    """
+
+    def __init__(self) -> None:
+        self._left: list[weakref.ref[object]] = []
+
+    def leaving(self, old: object | None) -> None:
+        let_collections_in()
+        if old is not None:
+            self._left.append(weakref.ref(old))
+
+    def freeze(self) -> bool:
+        """Collect, then freeze everything alive if nothing left behind survived; False if something did."""
+        gc.collect()
+        self._left = [ref for ref in self._left if ref() is not None]
+        if self._left:
+            return False
+        gc.freeze()
+        return True

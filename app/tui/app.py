@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pitree.session.context import build_context, grown_tokens
 from pitree.session.entries import Node
-from pitree.session.gcpause import keep_out_of_collections, let_collections_in
+from pitree.session.gcpause import Freezer
 from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
@@ -131,6 +131,8 @@ class PitreeApp(WritingMixin, ScreensMixin):
         self.follow_off = False  # set by `f`: stay put even on the leaf
         self._entry_timer: Timer | None = None
         self._select_after_append: str | None = None
+        self._freezer = Freezer()  # keeps the loaded tree out of collections (see `_freeze_tree`)
+        self._freeze_timer: Timer | None = None
 
     # ---- composition -------------------------------------------------------------------------------------
 
@@ -172,13 +174,13 @@ class PitreeApp(WritingMixin, ScreensMixin):
             self.live = None
         self.workers.cancel_group(self, "load")
         self.path, self.select_id = path, select_id
+        self._freezer.leaving(self.stree)  # the tree left must be freed: never freeze it again
         self.stree = self.reader = None
         self.follow_off = False
         if self._entry_timer is not None:
             self._entry_timer.stop()
         self.tree_view.forget_tree()
         self.query_one(EntryView).forget()
-        let_collections_in()  # nothing holds the tree being left now: the next collection frees it
         self.title = f"pitree — {path.name}"
         self.query_one(StatusBar).status = Status(file=path.name)
         self.query_one("#panes").display = False
@@ -261,7 +263,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
     def on_pitree_app_loaded(self, message: Loaded) -> None:
         if message.path != self.path:
             return  # a load that finished after another session was opened
-        keep_out_of_collections()
+        self._freeze_tree()
         self.stree = message.stree
         self.reader = EntryReader(self.path, message.stree)
         self.query_one("#loading").display = False
@@ -275,6 +277,17 @@ class PitreeApp(WritingMixin, ScreensMixin):
             self.start_live(message.builder)
         else:
             self.live.builder = message.builder
+
+    def _freeze_tree(self, tries: int = 5) -> None:
+        """Freeze the loaded tree (fewer collector walks), once the tree left before it has been freed.
+
+        A worker may still be finishing with the old tree: try again each second, `tries` times, then stay
+        unfrozen (only collection time is lost, never memory)."""
+        if self._freeze_timer is not None:
+            self._freeze_timer.stop()
+            self._freeze_timer = None
+        if not self._freezer.freeze() and tries > 0:
+            self._freeze_timer = self.set_timer(1.0, lambda: self._freeze_tree(tries - 1))
 
     @work(thread=True, exclusive=True, group="prewarm", description="Preparing filters", exit_on_error=False)
     def prewarm_layouts(self) -> None:
@@ -351,7 +364,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
     def session_reloaded(self, tree: SessionTree, builder: SessionBuilder, why: str) -> None:
         """Called by LiveSession after the file was rewritten or replaced: keep the selection by id."""
         node = self.tree_view.cursor_node
-        let_collections_in()
+        self._freezer.leaving(self.stree)
         self.stree = tree
         self.reader = EntryReader(self.path, tree)
         if not self.query_one("#panes").display:
@@ -361,6 +374,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
         self._status(file_state=why)
         self.notify(why, title="session reloaded")
         self._update_status()
+        self.call_after_refresh(self._freeze_tree)
 
     def file_state(self, state: str, severity: str = "warning") -> None:
         self._status(file_state=state)

@@ -142,6 +142,6 @@ async def test_the_session_left_is_freed(store: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
         await pilot.press("down", "enter")
         await until(pilot, lambda: app.stree is not None and app.stree is not first())
-        await pilot.pause(0.2)
-        gc.collect()
-        assert first() is None  # nothing (view, entry pane, frozen generation) keeps the old tree alive
+        # Nothing (view, entry pane, frozen generation) keeps the old tree alive. A worker thread may still
+        # be finishing with it for a moment, so it need not be gone at once, only soon.
+        await until(pilot, lambda: gc.collect() >= 0 and first() is None, timeout=10)
