@@ -105,6 +105,11 @@ def _intern(value: str) -> str:
     return _STRINGS.setdefault(value, value)
 
 
+def shared_string(value: str) -> str:
+    """The one shared copy of a short repeated string (a type, a role, a tool name); any str is accepted."""
+    return _intern(value) if type(value) is str else value
+
+
 def _hashable(*values: Any) -> bool:
     return all(v is None or isinstance(v, str) for v in values)
 

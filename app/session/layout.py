@@ -170,26 +170,35 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
     ordered_roots = _active_first(tree.roots, active)
     stack: list[tuple[Node, int]] = [(r, 0) for r in reversed(ordered_roots)]
     labels = tree.labels
+    default = mode == "default"
+    pop, push = stack.pop, stack.append
     while stack:
-        node, anc = stack.pop()
-        visible = True
-        if node.flags & HIDDEN_TOOL_ONLY and id(node) != leaf_id:
-            visible = False
-        elif mode != "all":
-            visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in labels
-        if visible and tokens:
-            text = tree.search_text(node)
-            visible = all(t in text for t in tokens)
-        if visible:
-            vis_children[anc].append(node)
-            anc = id(node)
-            vis_children[anc] = []
-        children = node.children
-        if children:
-            if len(children) > 1:
-                children = _active_first(children, active)
-            for child in reversed(children):
-                stack.append((child, anc))
+        node, anc = pop()
+        while True:  # down a single-child chain without the stack (most of a session is one)
+            if node.flags & HIDDEN_TOOL_ONLY and id(node) != leaf_id:
+                visible = False
+            elif default:
+                visible = node.type not in SETTINGS_TYPES
+            elif mode == "all":
+                visible = True
+            else:
+                visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in labels
+            if visible and tokens:
+                text = tree.search_text(node)
+                visible = all(t in text for t in tokens)
+            if visible:
+                vis_children[anc].append(node)
+                anc = id(node)
+                vis_children[anc] = []
+            children = node.children
+            if not children:
+                break
+            if len(children) == 1:
+                node = children[0]
+                continue
+            for child in reversed(_active_first(children, active)):
+                push((child, anc))
+            break
 
     # Pass 2: Pi's indentation over the visible forest.
     roots = vis_children[0]
@@ -199,27 +208,35 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
     lstack: list[Frame] = []
     for i in range(len(roots) - 1, -1, -1):
         lstack.append((roots[i], 1 if multiple else 0, multiple, multiple, i == len(roots) - 1, (), multiple, -1))
+    visible_children = vis_children.get
     while lstack:
         node, indent, just_branched, show_conn, is_last, gutters, vroot, parent_row = lstack.pop()
-        my_row = len(rows)
-        rows.append(Row(node, indent, show_conn, is_last, gutters, vroot, parent_row))
-        children = vis_children.get(id(node)) or []
-        n = len(children)
-        rows[my_row].nchildren = n
-        if not n:
-            continue
-        multi = n > 1
-        if multi or (just_branched and indent > 0):
-            child_indent = indent + 1
-        else:
-            child_indent = indent
-        if show_conn and not vroot:
-            display_indent = max(0, indent - 1) if multiple else indent
-            child_gutters = (*gutters, (max(0, display_indent - 1), not is_last))
-        else:
-            child_gutters = gutters
-        for j in range(n - 1, -1, -1):
-            lstack.append((children[j], child_indent, multi, multi, j == n - 1, child_gutters, False, my_row))
+        while True:  # a single visible child continues here, without the stack
+            my_row = len(rows)
+            row = Row(node, indent, show_conn, is_last, gutters, vroot, parent_row)
+            rows.append(row)
+            kids = visible_children(id(node))
+            if not kids:
+                break
+            n = len(kids)
+            row.nchildren = n
+            multi = n > 1
+            if multi or (just_branched and indent > 0):
+                child_indent = indent + 1
+            else:
+                child_indent = indent
+            if show_conn and not vroot:
+                display_indent = max(0, indent - 1) if multiple else indent
+                child_gutters = (*gutters, (max(0, display_indent - 1), not is_last))
+            else:
+                child_gutters = gutters
+            if not multi:
+                node, indent, just_branched, show_conn, is_last = kids[0], child_indent, False, False, True
+                gutters, vroot, parent_row = child_gutters, False, my_row
+                continue
+            for j in range(n - 1, -1, -1):
+                lstack.append((kids[j], child_indent, multi, multi, j == n - 1, child_gutters, False, my_row))
+            break
 
     # Subtree ends, for folding: rows are in pre-order, so a subtree is a contiguous range.
     sizes = [1] * len(rows)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from .entries import SYNTHETIC_ID, Node, fill_node
+from .entries import SYNTHETIC_ID, Node, fill_node, shared_string
 from .gcpause import BIG, gc_paused
 from .parse import BOM, iter_lines
 from .tree import Problem, SessionTree, Skipped
@@ -149,14 +149,21 @@ class SessionBuilder:
         other.size = offset
         return other
 
-    def parse_segment(self, data: bytes) -> tuple[list[tuple[Any, ...]], list[tuple[int, str]], list[tuple[int, str]]]:
-        """Parse complete lines into plain tuples (marshal-able), with the skips and notes found."""
-        nodes = self._parse(data, final=False)
+    def parse_segment(self, data: bytes) -> list[tuple[Any, ...]]:
+        """Parse complete lines into plain tuples (marshal-able); skips and notes collect in `self.tree`.
+
+        Called chunk after chunk by the child that parses a big file's back half, so that it holds rows,
+        never every node at once; `segment_tail` then gives what goes with the rows."""
+        return node_rows(self._parse(data, final=False))
+
+    def segment_tail(self, start: int) -> tuple[list[tuple[int, str]], list[tuple[int, str]], int, int]:
+        """(skips, notes, lines, bytes) since this builder started at byte `start`, for `adopt_segment`."""
         tree = self.tree
         return (
-            node_rows(nodes),
             [(s.line, s.reason) for s in tree.skipped],
             [(p.line, p.message) for p in tree.problems],
+            self.next_line - 1,
+            self.size - start,
         )
 
     def adopt_segment(
@@ -184,6 +191,7 @@ class SessionBuilder:
         base_idx = len(tree.nodes)
         nodes = []
         new_node = Node.__new__
+        intern = shared_string
         for i, r in enumerate(rows):
             node = new_node(Node)
             (
@@ -202,6 +210,9 @@ class SessionBuilder:
                 model,
                 node.meta,
             ) = r
+            node.type = intern(node.type)
+            if node.role is not None:
+                node.role = intern(node.role)
             node.usage = tuple(usage) if usage is not None else None
             node.model = tuple(model) if model is not None else None
             node.line = line + shift

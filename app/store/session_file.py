@@ -19,6 +19,7 @@ from ..session.gcpause import gc_paused
 from ..session.load import SessionBuilder, migrate_entry
 from ..session.parse import parse_line
 from ..session.tree import SessionTree
+from .tree_cache import CacheWriter
 
 
 class SessionFileError(Exception):
@@ -182,9 +183,16 @@ def load_session_fast(
         _feed_lines(path, cached, None, progress, cancelled, size)
         tree, builder = cached.tree, cached
     else:
-        tree, builder = _load_uncached(path, size, progress, cancelled)
-        if save_cache:
-            tree_cache.save(path, tree, builder)
+        cache = tree_cache.CacheWriter.open(path, size) if save_cache else None
+        try:
+            tree, builder = _load_uncached(path, size, progress, cancelled, cache)
+            if cache is not None:
+                if not cache.segments and cache.wants(tree, builder):
+                    cache.add(tree_cache.segment(builder))
+                cache.finish(tree, builder)
+        finally:
+            if cache is not None:
+                cache.close()
     if final:
         _feed_last_line(path, builder)
     tree.finish_orphans()
@@ -204,8 +212,15 @@ def _feed_last_line(path: Path, builder: SessionBuilder) -> None:
 
 
 def _load_uncached(
-    path: Path, size: int, progress: Callable[[int, int], None] | None, cancelled: Callable[[], bool] | None
+    path: Path,
+    size: int,
+    progress: Callable[[int, int], None] | None,
+    cancelled: Callable[[], bool] | None,
+    cache: CacheWriter | None = None,
 ) -> tuple[SessionTree, SessionBuilder]:
+    """The tree and its builder. A parallel load also writes `cache`'s segments as it goes: the front
+    half's rows while the child still parses, then the child's payload as it came, so the tree cache costs
+    no second pass over the tree; otherwise `cache` is left empty (the caller saves the tree whole)."""
     if size < PARALLEL_MIN_BYTES or not hasattr(os, "fork"):
         return load_session_progressive(path, progress, cancelled)
     try:
@@ -227,48 +242,89 @@ def _load_uncached(
         try:
             gc.disable()  # a short-lived process building many objects: collection is pure overhead
             os.close(read_fd)
-            with open(path, "rb") as fh:
-                fh.seek(split)
-                data = fh.read(size - split)
-            cut = data.rfind(b"\n") + 1
-            data = data[:cut]
-            rows, skipped, problems = builder.continuation(split).parse_segment(data)
-            payload = marshal.dumps((rows, skipped, problems, data.count(b"\n"), cut))
-            view = memoryview(payload)
+            payload = _parse_back_half(path, builder.continuation(split), split, size)
+            view = memoryview(len(payload).to_bytes(8, "little") + payload)
+            del payload
             while view:
                 view = view[os.write(write_fd, view) :]
             code = 0
         finally:
             os._exit(code)
     os.close(write_fd)
-    received: list[bytes] = []
+    received: list[bytearray] = []
     reader = threading.Thread(target=_drain, args=(read_fd, received), daemon=True)
     reader.start()
     try:
         _feed_lines(path, builder, split, progress, cancelled, size)
+        if cache is not None and builder.size == split and cache.wants(builder.tree, builder):
+            from .tree_cache import segment
+
+            cache.add(segment(builder))  # while the child is still busy with its half
     except LoadCancelled:
         os.kill(pid, 9)
         raise
     finally:
         reader.join()
         _, status = os.waitpid(pid, 0)
-    if status != 0 or builder.size != split:
+    if status != 0 or builder.size != split or not received:
+        if cache is not None:
+            cache.clear()
         return load_session_progressive(path, progress, cancelled)
+    payload = received.pop()
+    if cache is not None:
+        cache.add(payload)
     with gc_paused(big=True):
-        rows, skipped, problems, lines, consumed = marshal.loads(b"".join(received))
+        rows, skipped, problems, lines, consumed = marshal.loads(payload)
+        del payload
         builder.adopt_segment(rows, skipped, problems, lines, consumed)
+    del rows
     if progress is not None:
         progress(size, size)
     builder.tree.finish_orphans()
     return builder.tree, builder
 
 
-def _drain(fd: int, out: list[bytes]) -> None:
+def _parse_back_half(path: Path, builder: SessionBuilder, split: int, size: int, chunk_size: int = 8 << 20) -> bytes:
+    """In the child: the complete lines of [split, size) as one marshalled segment, read chunk by chunk
+    (never the whole half in memory); a torn last line is left for the parent's tailer."""
+    rows: list[tuple[Any, ...]] = []
+    with open(path, "rb") as fh:
+        fh.seek(split)
+        pending = b""
+        left = size - split
+        while left > 0:
+            chunk = fh.read(min(chunk_size, left))
+            if not chunk:
+                break
+            left -= len(chunk)
+            data = pending + chunk if pending else chunk
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                rows += builder.parse_segment(data[:cut])
+            pending = data[cut:]
+    from .tree_cache import ROWS_MARSHAL
+
+    return marshal.dumps((rows, *builder.segment_tail(split)), ROWS_MARSHAL)
+
+
+def _drain(fd: int, out: list[bytearray]) -> None:
+    """Read the child's payload (its length in 8 bytes, then the bytes) into one buffer, put in `out`."""
     try:
-        while True:
-            block = os.read(fd, 1 << 20)
+        head = b""
+        while len(head) < 8:
+            block = os.read(fd, 8 - len(head))
             if not block:
                 return
-            out.append(block)
+            head += block
+        n = int.from_bytes(head, "little")
+        buf = bytearray(n)
+        with memoryview(buf) as view:
+            got = 0
+            while got < n:
+                k = os.readv(fd, [view[got:]])
+                if not k:
+                    return
+                got += k
+        out.append(buf)
     finally:
         os.close(fd)
