@@ -121,6 +121,11 @@ class SessionTree:
         """Entries without children (the tips of every branch), in file order."""
         return [n for n in self.iter_tree() if not n.children]
 
+    def leaf_count(self) -> int:
+        """`len(self.leaves())` in one pass over the nodes, without walking the tree (the status bar's count)."""
+        dropped = self._dropped
+        return sum(1 for n in self.nodes if not n.children and n.idx not in dropped)
+
     def iter_tree(self) -> Iterator[Node]:
         """Every node in the tree (duplicate losers excluded), pre-order, children in Pi's order."""
         stack = list(reversed(self.roots))

@@ -190,7 +190,13 @@ class PitreeApp(WritingMixin, ScreensMixin):
         )
         progress = self.query_one("#progress", ProgressBar)
         progress.display = True
-        progress.update(total=None, progress=0)
+        # The file's size as the total from the start: the bar fills as the worker reports bytes read (an
+        # indeterminate bar would animate every frame, drawing while the worker needs the interpreter).
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = 0
+        progress.update(total=max(size, 1), progress=0)
         if path.exists():
             self.load_session()
         else:
@@ -263,7 +269,11 @@ class PitreeApp(WritingMixin, ScreensMixin):
     def on_pitree_app_loaded(self, message: Loaded) -> None:
         if message.path != self.path:
             return  # a load that finished after another session was opened
-        self._freeze_tree()
+        # Before anything else runs: a tree not yet frozen makes every collection walk it (seconds in all,
+        # at 100,000 entries, while the first screen is drawn). Only the one session named on the command
+        # line freezes at once; after the browser (its index made garbage) or a session left, freezing
+        # waits for a collection, and that waits for the first screen.
+        frozen = self.browser_state is None and self._freezer.freeze(collect=False)
         self.stree = message.stree
         self.reader = EntryReader(self.path, message.stree)
         self.query_one("#loading").display = False
@@ -271,12 +281,22 @@ class PitreeApp(WritingMixin, ScreensMixin):
         view = self.tree_view
         view.show_tree(message.stree, select_id=self.select_id)
         view.focus()
-        self._update_status()
-        self.prewarm_layouts()
+        self._update_status(context=False)
+        self.call_after_refresh(self._after_first_screen, message.stree, frozen)
         if self.live is None:
             self.start_live(message.builder)
         else:
             self.live.builder = message.builder
+
+    def _after_first_screen(self, tree: SessionTree, frozen: bool) -> None:
+        """What the first screen of a session need not wait for: the context size in the status bar, the
+        other filters' layouts and, after a session was left, collecting it and freezing the new tree."""
+        if tree is not self.stree:
+            return  # another session was opened meanwhile; its own load does this
+        self._update_status()
+        if not frozen:
+            self._freeze_tree()
+        self.prewarm_layouts()
 
     def _freeze_tree(self, tries: int = 5) -> None:
         """Freeze the loaded tree (fewer collector walks), once the tree left before it has been freed.
@@ -296,21 +316,24 @@ class PitreeApp(WritingMixin, ScreensMixin):
             for node in self.stree.nodes:  # search text, so the first search is as fast as the next
                 self.stree.search_text(node)
 
-    def _update_status(self, grown: list[Node] | None = None) -> None:
+    def _update_status(self, grown: list[Node] | None = None, context: bool = True) -> None:
         """The status bar from the tree. `grown`: entries that only extended the leaf, so the branch count
-        stays and the context size grows by theirs (no walk over the tree or the path at 100k entries)."""
+        stays and the context size grows by theirs (no walk over the tree or the path at 100k entries).
+        `context=False` leaves the context size as it is (the first screen; it follows right after)."""
         tree = self.stree
         if tree is None:
             return
         leaf = tree.leaf
         bars = self.query(StatusBar)
         before = bars.first().status if bars else None
-        branches = before.branches if grown and before else len(tree.leaves())
+        branches = before.branches if grown and before else tree.leaf_count()
         tokens = None
         if grown and before is not None and before.context_tokens is not None:
             tokens = grown_tokens(before.context_tokens, grown)
-        if tokens is None:
+        if tokens is None and context:
             tokens = build_context(tree, None).tokens
+        elif tokens is None and before is not None:
+            tokens = before.context_tokens
         self._status(
             name=tree.name,
             entries=tree.entry_count,

@@ -294,6 +294,7 @@ def test_feeding_in_pieces_builds_the_same_tree(data: bytes, draw: st.DataObject
 def test_tree_from_random_parent_links(data: bytes) -> None:
     tree = build(data)
     check_structure(tree)
+    assert tree.leaf_count() == len(tree.leaves())  # the status bar's count, by its shortcut
     for node in tree.nodes:
         tree.depth(node)
         tree.search_text(node)

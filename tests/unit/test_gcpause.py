@@ -101,3 +101,16 @@ def test_the_freezer_freezes_at_once_when_nothing_was_left() -> None:
     freezer = Freezer()
     freezer.leaving(None)
     assert freezer.freeze() is True
+
+
+def test_freezing_without_a_collection_only_when_nothing_was_left() -> None:
+    first = Freezer()
+    assert first.freeze(collect=False) is True and gc.get_freeze_count() > 0
+    gc.unfreeze()
+    after_a_switch = Freezer()
+    old = Cyclic()
+    after_a_switch.leaving(old)
+    del old
+    assert after_a_switch.freeze(collect=False) is False  # the tree left may still be garbage: collect first
+    assert gc.get_freeze_count() == 0
+    assert after_a_switch.freeze() is True

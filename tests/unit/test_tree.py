@@ -33,6 +33,7 @@ def check_invariants(tree: SessionTree) -> None:
         assert path[0] in tree.roots and path[-1] is node and len(path) <= len(live)
         for parent, child in zip(path, path[1:], strict=False):
             assert child in parent.children and child.parent is parent
+    assert tree.leaf_count() == len(tree.leaves())
 
 
 def test_fork_roots_children_leaf_branch() -> None:
