@@ -145,7 +145,7 @@ class ContextScreen(Screen[str | None]):
         """Add the next ROW_BATCH rows, then yield to the event loop: 9,000 messages never freeze the screen."""
         table = self.query_one(DataTable)
         messages = self.ctx.messages
-        row_text = self.stree.row_text
+        row_text = self.stree.context_text
         stop = min(len(messages), self._rows_added + ROW_BATCH)
         for i in range(self._rows_added, stop):
             m = messages[i]

@@ -154,6 +154,17 @@ class SessionTree:
                 return call
         return node.text
 
+    def context_text(self, node: Node) -> str:
+        """The row text, except that an assistant turn holding only tool calls names them: Pi's row says
+        `assistant: (no content)` (and `/tree` hides such turns), which tells nothing in a list of what
+        the model was sent (the context view)."""
+        meta = node.meta
+        if node.role == "assistant" and meta is not None and node.text == "assistant: (no content)":
+            calls = meta.get("calls")
+            if calls:
+                return "assistant: " + " ".join(text for _, text in calls)
+        return self.row_text(node)
+
     def search_text(self, node: Node) -> str:
         """Lower-case text that search matches: the row as shown, label, role, tool calls, summaries."""
         cached = node.search

@@ -66,31 +66,38 @@ def load_cached(path: Path) -> SessionBuilder | None:
     if target is None:
         return None
     try:
-        blob = target.read_bytes()
-        st = os.stat(path)
-        if len(blob) < 16 or blob[:8] != MAGIC:
-            return None
-        trailer = int.from_bytes(blob[-8:], "little")
-        data = marshal.loads(memoryview(blob)[len(blob) - 8 - trailer : -8])
-        if not isinstance(data, tuple) or len(data) != 7 or data[0] != FORMAT:
-            return None
-        _, ident, size, fingerprint, header, version, lengths = data
-        if ident[:2] != (st.st_dev, st.st_ino) or st.st_size < size or st.st_mtime_ns < ident[2]:
-            return None
-        if st.st_size == ident[3] and st.st_mtime_ns != ident[2]:
-            return None  # same size, touched since: rewritten in place
-        with open(path, "rb") as fh:
-            if _fingerprint(fh, size) != fingerprint:
+        with open(target, "rb") as cache:
+            end = cache.seek(0, os.SEEK_END)
+            cache.seek(0)
+            if end < 16 or cache.read(len(MAGIC)) != MAGIC:
                 return None
-        builder = SessionBuilder()
-        builder.restore_header(header, version)
-        at = len(MAGIC)
-        for n in lengths:
-            with gc_paused(big=n > BIG):
-                rows, skipped, problems, lines, consumed = marshal.loads(memoryview(blob)[at : at + n])
-            at += n
-            builder.adopt_segment(rows, skipped, problems, lines, consumed)
-            del rows
+            cache.seek(end - 8)
+            trailer = int.from_bytes(cache.read(8), "little")
+            if not 0 < trailer <= end - 16:
+                return None
+            cache.seek(end - 8 - trailer)
+            data = marshal.loads(cache.read(trailer))
+            if not isinstance(data, tuple) or len(data) != 7 or data[0] != FORMAT:
+                return None
+            _, ident, size, fingerprint, header, version, lengths = data
+            st = os.stat(path)
+            if ident[:2] != (st.st_dev, st.st_ino) or st.st_size < size or st.st_mtime_ns < ident[2]:
+                return None
+            if st.st_size == ident[3] and st.st_mtime_ns != ident[2]:
+                return None  # same size, touched since: rewritten in place
+            with open(path, "rb") as fh:
+                if _fingerprint(fh, size) != fingerprint:
+                    return None
+            builder = SessionBuilder()
+            builder.restore_header(header, version)
+            cache.seek(len(MAGIC))
+            for n in lengths:  # one segment in memory at a time
+                blob = cache.read(n)
+                with gc_paused(big=n > BIG):
+                    rows, skipped, problems, lines, consumed = marshal.loads(blob)
+                del blob
+                builder.adopt_segment(rows, skipped, problems, lines, consumed)
+                del rows
     except (OSError, ValueError, EOFError, TypeError):
         return None
     if builder.size != size:

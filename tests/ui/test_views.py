@@ -61,6 +61,12 @@ async def test_context_view_lists_the_context_and_goes_to_an_entry(demo_copy: Pa
         table = screen.query_one(DataTable)
         assert table.row_count == len(ctx.messages) == 34
         assert ctx.messages[0].role == "compactionSummary"
+        # A turn of tool calls only names its calls (Pi's row text for it is "assistant: (no content)").
+        bodies = [str(table.get_row(str(i))[-1]) for i in range(table.row_count)]
+        assert "assistant: (no content)" not in bodies
+        assert bodies[[m.node.id for m in ctx.messages].index("46d72b94")] == (
+            "assistant: [edit: weather/cli.py] [edit: weather/cache.py]"
+        )
         await until(pilot, lambda: screen.counted == len(ctx.messages))
         assert all(isinstance(c, int) and c > 0 for c in screen.tiktoken)
         head = _plain(screen.query_one("#ctx-head", Static))
