@@ -55,7 +55,7 @@ def gc_paused(big: bool = False) -> Iterator[None]:
     collects what is garbage before it starts (the heap is small then) and freezes what it made, so those
     walks never happen; `let_collections_in()` gives them back before the tree is dropped. Only a build on
     the main thread, with no other build running, freezes (see the module's docstring); the explorer,
-    which loads in a worker, freezes with `keep_out_of_collections` once the tree has arrived.
+    which loads in a worker, freezes with `Freezer` once the tree has arrived.
     """
     if big and gc.isenabled() and threading.current_thread() is threading.main_thread():
         gc.collect()

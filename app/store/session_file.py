@@ -19,6 +19,7 @@ from ..session.gcpause import gc_paused
 from ..session.load import SessionBuilder, migrate_entry
 from ..session.parse import parse_line
 from ..session.tree import SessionTree
+from . import tree_cache
 from .tree_cache import CacheWriter
 
 
@@ -176,8 +177,6 @@ def load_session_fast(
     """
     st = check_readable(path)
     size = st.st_size
-    from . import tree_cache
-
     cached = tree_cache.load_cached(path)
     if cached is not None:  # only what was appended since needs parsing
         _feed_lines(path, cached, None, progress, cancelled, size)
@@ -257,9 +256,7 @@ def _load_uncached(
     try:
         _feed_lines(path, builder, split, progress, cancelled, size)
         if cache is not None and builder.size == split and cache.wants(builder.tree, builder):
-            from .tree_cache import segment
-
-            cache.add(segment(builder))  # while the child is still busy with its half
+            cache.add(tree_cache.segment(builder))  # while the child is still busy with its half
     except LoadCancelled:
         os.kill(pid, 9)
         raise
@@ -302,9 +299,7 @@ def _parse_back_half(path: Path, builder: SessionBuilder, split: int, size: int,
             if cut:
                 rows += builder.parse_segment(data[:cut])
             pending = data[cut:]
-    from .tree_cache import ROWS_MARSHAL
-
-    return marshal.dumps((rows, *builder.segment_tail(split)), ROWS_MARSHAL)
+    return marshal.dumps((rows, *builder.segment_tail(split)), tree_cache.ROWS_MARSHAL)
 
 
 def _drain(fd: int, out: list[bytearray]) -> None:

@@ -211,14 +211,3 @@ class CacheWriter:
         except OSError:
             pass
 
-
-def save(path: Path, tree: SessionTree, builder: SessionBuilder) -> None:
-    """Remember the whole tree of the complete lines read so far, as one segment (best effort)."""
-    writer = CacheWriter.open(path, builder.size)
-    if writer is None:
-        return
-    try:
-        writer.add(segment(builder))
-        writer.finish(tree, builder)
-    finally:
-        writer.close()
