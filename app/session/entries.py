@@ -51,6 +51,8 @@ class Node:
         "usage",
         "model",
         "meta",
+        "calls",
+        "call_id",
         "children",
         "parent",
         "search",
@@ -72,7 +74,10 @@ class Node:
         self.est = 0  # Pi's chars/4 estimate of what this entry contributes to the context
         self.usage: tuple[float, float, float, float, float, float] | None = None
         self.model: tuple[Any, Any] | None = None  # (provider, model) of an assistant message, raw
-        self.meta: dict[str, Any] | None = None
+        self.meta: dict[str, Any] | None = None  # what a few entry types add (see `fill_node`); None for most
+        # An assistant turn's tool calls, ((toolCall id, Pi's formatted call), ...); None without any.
+        self.calls: tuple[tuple[Any, str], ...] | None = None
+        self.call_id: Any = None  # a tool result's toolCallId (raw JSON value); the tree shares the call's string
         self.children: list[Node] = []
         self.parent: Node | None = None
         self.search: str | None = None
@@ -112,6 +117,12 @@ def shared_string(value: str) -> str:
 
 def _hashable(*values: Any) -> bool:
     return all(v is None or isinstance(v, str) for v in values)
+
+
+def shared_model(provider: Any, model: Any) -> tuple[Any, Any]:
+    """The one shared (provider, model) pair for these values (any JSON values are accepted)."""
+    pair = (provider, model)
+    return _MODELS.setdefault(pair, pair) if _hashable(provider, model) else pair
 
 
 def parse_timestamp(value: Any) -> float:
@@ -263,14 +274,7 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
         node.flags |= IS_ERROR
     provider, model = msg.get("provider"), msg.get("model")
     if provider is not None or model is not None:
-        node.model = (
-            _MODELS.setdefault((provider, model), (provider, model))
-            if _hashable(provider, model)
-            else (
-                provider,
-                model,
-            )
-        )
+        node.model = shared_model(provider, model)
     usage = msg.get("usage")
     if type(usage) is dict:
         cost = usage.get("cost")
@@ -283,7 +287,7 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
             _num(cost.get("total")) if type(cost) is dict else 0.0,
         )
     if calls:
-        node.meta = {"calls": calls}
+        node.calls = tuple(calls)
 
 
 def _user(node: Node, msg: dict[str, Any]) -> None:
@@ -323,11 +327,9 @@ def _message(node: Node, msg: Any) -> None:
         return
     node.est = estimate_message_tokens(role, msg)
     if role == "toolResult":
-        call_id = msg.get("toolCallId")
-        name = msg.get("toolName")
-        node.meta = {"toolCallId": call_id, "toolName": _intern(name) if isinstance(name, str) else name}
-        # Provisional: the tree swaps in the formatted call once it knows the calls (Pi's toolCallMap).
-        node.text = f"[{js_string(msg.get('toolName') or 'tool')}]"
+        node.call_id = msg.get("toolCallId")
+        # Pi shows the formatted call instead once the tree knows it (its toolCallMap); one copy per tool name.
+        node.text = _intern(f"[{js_string(msg.get('toolName') or 'tool')}]")
         if msg.get("isError") is True:
             node.flags |= IS_ERROR
     elif role == "bashExecution":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from .entries import SYNTHETIC_ID, Node, fill_node, shared_string
+from .entries import SYNTHETIC_ID, Node, fill_node, shared_model, shared_string
 from .gcpause import BIG, gc_paused
 from .parse import BOM, iter_lines
 from .tree import Problem, SessionTree, Skipped
@@ -209,12 +209,14 @@ class SessionBuilder:
                 usage,
                 model,
                 node.meta,
+                node.calls,
+                node.call_id,
             ) = r
             node.type = intern(node.type)
             if node.role is not None:
                 node.role = intern(node.role)
             node.usage = tuple(usage) if usage is not None else None
-            node.model = tuple(model) if model is not None else None
+            node.model = shared_model(*model) if model is not None else None
             node.line = line + shift
             node.idx = base_idx + i
             node._tsv = None
@@ -306,6 +308,8 @@ def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
             n.usage,
             n.model,
             n.meta,
+            n.calls,
+            n.call_id,
         )
         for n in nodes
     ]

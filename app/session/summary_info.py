@@ -141,9 +141,8 @@ class SessionScan:
             facts.last_activity = ts
         if text:
             yield node.id, node.role or "", text
-        meta = node.meta
-        if meta and meta.get("calls"):
-            yield node.id, "tool", "\n".join(call for _, call in meta["calls"])
+        if node.calls:
+            yield node.id, "tool", "\n".join(call for _, call in node.calls)
 
     def _read_back(self, nodes: list[Node]) -> Iterator[tuple[str, str, str]]:
         assert self.reader is not None

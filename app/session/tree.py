@@ -54,7 +54,8 @@ class SessionTree:
     name: str | None = None
     skipped: list[Skipped] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    calls: dict[str, str] = field(default_factory=dict)  # toolCall id -> Pi's formatted call text
+    # toolCall id -> the (id, Pi's formatted call text) pair of the assistant turn that made the call
+    calls: dict[str, tuple[str, str]] = field(default_factory=dict)
     _waiting: dict[str, list[Node]] = field(default_factory=dict)  # missing parent id -> orphans
     _dropped: set[int] = field(default_factory=set)  # idx of duplicate losers
     _orphans_reported: set[int] = field(default_factory=set)
@@ -145,11 +146,15 @@ class SessionTree:
     def is_dropped(self, node: Node) -> bool:
         return node.idx in self._dropped
 
+    def call_text(self, call_id: Any) -> str | None:
+        """Pi's formatted text of the tool call with this id, when an assistant turn made it."""
+        pair = self.calls.get(call_id) if isinstance(call_id, str) else None  # any JSON value can be there
+        return pair[1] if pair is not None else None
+
     def row_text(self, node: Node) -> str:
         """Pi's row text; a tool result shows the call it answers when that call is known."""
-        if node.role == "toolResult" and node.meta:
-            call_id = node.meta.get("toolCallId")
-            call = self.calls.get(call_id) if isinstance(call_id, str) else None  # any JSON value can be there
+        if node.role == "toolResult":
+            call = self.call_text(node.call_id)
             if call is not None:
                 return call
         return node.text
@@ -158,11 +163,9 @@ class SessionTree:
         """The row text, except that an assistant turn holding only tool calls names them: Pi's row says
         `assistant: (no content)` (and `/tree` hides such turns), which tells nothing in a list of what
         the model was sent (the context view)."""
-        meta = node.meta
-        if node.role == "assistant" and meta is not None and node.text == "assistant: (no content)":
-            calls = meta.get("calls")
-            if calls:
-                return "assistant: " + " ".join(text for _, text in calls)
+        calls = node.calls
+        if calls and node.role == "assistant" and node.text == "assistant: (no content)":
+            return "assistant: " + " ".join(text for _, text in calls)
         return self.row_text(node)
 
     def search_text(self, node: Node) -> str:
@@ -170,22 +173,23 @@ class SessionTree:
         cached = node.search
         if cached is not None:
             return cached
-        parts = [self.row_text(node)]
+        row = self.row_text(node)
+        parts = [row]
+        if row is not node.text and node.role == "toolResult":
+            parts.append(node.text)  # `[toolName]`
         label = self.labels.get(node.id)
         if label:
             parts.append(label)
         if node.role:
             parts.append(node.role)
+        if node.calls:
+            parts.extend(text for _, text in node.calls)
         meta = node.meta
         if meta:
-            if "calls" in meta:
-                parts.extend(text for _, text in meta["calls"])
             if "summary" in meta:
                 parts.append(meta["summary"])
             if node.type == "compaction":
                 parts.append("compaction")
-            if "toolName" in meta and meta["toolName"]:
-                parts.append(str(meta["toolName"]))
         text = " ".join(parts).lower()
         node.search = text
         return text
@@ -205,13 +209,17 @@ class SessionTree:
             waiting = self._waiting.pop(node.id, None)
             if waiting:
                 self._adopt(node, waiting)
+            calls = node.calls
+            if calls is not None:
+                for pair in calls:
+                    if isinstance(pair[0], str):
+                        self.calls[pair[0]] = pair
+            elif node.call_id is not None:
+                pair = self.calls.get(node.call_id) if isinstance(node.call_id, str) else None
+                if pair is not None:
+                    node.call_id = pair[0]  # one copy of the id string, the call's
             meta = node.meta
             if meta is not None:
-                calls = meta.get("calls")
-                if calls:
-                    for call_id, text in calls:
-                        if isinstance(call_id, str):
-                            self.calls[call_id] = text
                 if node.type == "label":
                     self._apply_label(node, meta)
                 elif node.type == "session_info":

@@ -586,7 +586,7 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
             head.append("  ")
             head.append(" ERROR ", "bold white on red")
         call_id = msg.get("toolCallId")
-        call = tree.calls.get(call_id) if tree is not None and isinstance(call_id, str) else None
+        call = tree.call_text(call_id) if tree is not None else None
         parts: list[Part] = [head]
         if call is not None:
             parts.append(label("call", call))

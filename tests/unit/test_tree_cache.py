@@ -29,6 +29,8 @@ def signature(tree) -> list:  # type: ignore[no-untyped-def]
             n.usage,
             n.model,
             n.meta,
+            n.calls,
+            n.call_id,
             n.ts,
             n.parent.id if n.parent else None,
         )
