@@ -165,8 +165,10 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
     leaf_id = id(leaf) if leaf is not None else None
 
     # Pass 1: pre-order over the whole tree, active branch first; keep visible nodes with their
-    # nearest visible ancestor (which is where Pi hangs them after filtering).
-    vis_children: dict[int, list[Node]] = {0: []}
+    # nearest visible ancestor (which is where Pi hangs them after filtering). Most shown entries have one
+    # shown child: that child is stored as itself, a list only once there is a second.
+    vis_children: dict[int, Node | list[Node]] = {}
+    roots: list[Node] = []
     ordered_roots = _active_first(tree.roots, active)
     stack: list[tuple[Node, int]] = [(r, 0) for r in reversed(ordered_roots)]
     labels = tree.labels
@@ -187,9 +189,17 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
                 text = tree.search_text(node)
                 visible = all(t in text for t in tokens)
             if visible:
-                vis_children[anc].append(node)
+                if anc == 0:
+                    roots.append(node)
+                else:
+                    had = vis_children.get(anc)
+                    if had is None:
+                        vis_children[anc] = node
+                    elif isinstance(had, list):
+                        had.append(node)
+                    else:
+                        vis_children[anc] = [had, node]
                 anc = id(node)
-                vis_children[anc] = []
             children = node.children
             if not children:
                 break
@@ -200,24 +210,24 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
                 push((child, anc))
             break
 
-    # Pass 2: Pi's indentation over the visible forest.
-    roots = vis_children[0]
+    # Pass 2: Pi's indentation over the visible forest (each entry's shown children are taken out as used).
     multiple = len(roots) > 1
     rows: list[Row] = []
     Frame = tuple[Node, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool, int]
     lstack: list[Frame] = []
     for i in range(len(roots) - 1, -1, -1):
         lstack.append((roots[i], 1 if multiple else 0, multiple, multiple, i == len(roots) - 1, (), multiple, -1))
-    visible_children = vis_children.get
+    visible_children = vis_children.pop
     while lstack:
         node, indent, just_branched, show_conn, is_last, gutters, vroot, parent_row = lstack.pop()
         while True:  # a single visible child continues here, without the stack
             my_row = len(rows)
             row = Row(node, indent, show_conn, is_last, gutters, vroot, parent_row)
             rows.append(row)
-            kids = visible_children(id(node))
-            if not kids:
+            shown = visible_children(id(node), None)
+            if shown is None:
                 break
+            kids: Sequence[Node] = shown if isinstance(shown, list) else (shown,)
             n = len(kids)
             row.nchildren = n
             multi = n > 1

@@ -215,9 +215,9 @@ class SessionTree:
                     if isinstance(pair[0], str):
                         self.calls[pair[0]] = pair
             elif node.call_id is not None:
-                pair = self.calls.get(node.call_id) if isinstance(node.call_id, str) else None
-                if pair is not None:
-                    node.call_id = pair[0]  # one copy of the id string, the call's
+                known = self.calls.get(node.call_id) if isinstance(node.call_id, str) else None
+                if known is not None:
+                    node.call_id = known[0]  # one copy of the id string, the call's
             meta = node.meta
             if meta is not None:
                 if node.type == "label":
