@@ -167,10 +167,10 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
     # Pass 1: pre-order over the whole tree, active branch first; keep visible nodes with their
     # nearest visible ancestor (which is where Pi hangs them after filtering). Most shown entries have one
     # shown child: that child is stored as itself, a list only once there is a second.
-    vis_children: dict[int, Node | list[Node]] = {}
+    vis_children: dict[Node, Node | list[Node]] = {}  # keyed by the entry itself (hashed by identity)
     roots: list[Node] = []
     ordered_roots = _active_first(tree.roots, active)
-    stack: list[tuple[Node, int]] = [(r, 0) for r in reversed(ordered_roots)]
+    stack: list[tuple[Node, Node | None]] = [(r, None) for r in reversed(ordered_roots)]
     labels = tree.labels
     default = mode == "default"
     pop, push = stack.pop, stack.append
@@ -189,7 +189,7 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
                 text = tree.search_text(node)
                 visible = all(t in text for t in tokens)
             if visible:
-                if anc == 0:
+                if anc is None:
                     roots.append(node)
                 else:
                     had = vis_children.get(anc)
@@ -199,7 +199,7 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
                         had.append(node)
                     else:
                         vis_children[anc] = [had, node]
-                anc = id(node)
+                anc = node
             children = node.children
             if not children:
                 break
@@ -224,7 +224,7 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
             my_row = len(rows)
             row = Row(node, indent, show_conn, is_last, gutters, vroot, parent_row)
             rows.append(row)
-            shown = visible_children(id(node), None)
+            shown = visible_children(node, None)
             if shown is None:
                 break
             kids: Sequence[Node] = shown if isinstance(shown, list) else (shown,)
