@@ -21,7 +21,7 @@ import orjson
 
 from . import __version__
 from .session.gcpause import keep_out_of_collections
-from .session.layout import FILTERS, build_layout
+from .session.layout import FILTERS, build_layout, stream_layout
 from .session.tree import SessionTree
 from .store.session_file import EntryReader, SessionFileError, load_session_fast
 
@@ -80,18 +80,18 @@ def _resolve(tree: SessionTree, entry_id: str | None) -> Any:
 
 def cmd_tree(args: argparse.Namespace) -> int:
     path, tree = _load(args.file)
-    layout = build_layout(tree, args.filter, args.search or "")
     if args.json:
         from .report import tree_report_json
 
         out = sys.stdout.buffer
-        for piece in tree_report_json(tree, layout):
+        # Rows are made as they are written: the row list of a big session never exists whole.
+        for piece in tree_report_json(tree, stream_layout(tree, args.filter, args.search or "")):
             out.write(piece)
         out.flush()
     else:
         from .textout import print_tree
 
-        print_tree(_console(), tree, layout)
+        print_tree(_console(), tree, build_layout(tree, args.filter, args.search or ""))
     return 0
 
 

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import orjson
 
 from .session.context import ContextMessage, SessionContext, build_context
 from .session.entries import IS_ERROR, Node
-from .session.layout import Layout
+from .session.layout import Layout, Row, RowStream
 from .session.tree import SessionTree
 from .session.usage import usage_report
 from .store.session_file import EntryReader
@@ -42,11 +43,10 @@ def problems_list(tree: SessionTree) -> list[dict[str, Any]]:
     return [{"line": p.line, "message": p.message} for p in tree.problems]
 
 
-def _rows(tree: SessionTree, layout: Layout, start: int, stop: int) -> list[dict[str, Any]]:
-    active = layout.active
+def _rows(tree: SessionTree, rows: Iterable[Row], active: set[int]) -> list[dict[str, Any]]:
     row_text = tree.row_text
     out = []
-    for row in layout.rows[start:stop]:
+    for row in rows:
         node = row.node
         parent = node.parent
         out.append(
@@ -63,7 +63,7 @@ def _rows(tree: SessionTree, layout: Layout, start: int, stop: int) -> list[dict
     return out
 
 
-def _tree_head(tree: SessionTree, layout: Layout) -> dict[str, Any]:
+def _tree_head(tree: SessionTree, layout: Layout | RowStream) -> dict[str, Any]:
     leaf = tree.leaf
     return {
         "session": session_header(tree),
@@ -80,17 +80,20 @@ def _tree_head(tree: SessionTree, layout: Layout) -> dict[str, Any]:
 
 def tree_report(tree: SessionTree, layout: Layout) -> dict[str, Any]:
     """`pitree tree --json` as one dict (`rows` in display order)."""
-    return {**_tree_head(tree, layout), "rows": _rows(tree, layout, 0, len(layout.rows))}
+    return {**_tree_head(tree, layout), "rows": _rows(tree, layout.rows, layout.active)}
 
 
-def tree_report_json(tree: SessionTree, layout: Layout, chunk: int = 5000) -> Iterator[bytes]:
-    """The same JSON as `tree_report`, in pieces, so a 100,000-row tree never exists twice in memory."""
+def tree_report_json(tree: SessionTree, layout: Layout | RowStream, chunk: int = 5000) -> Iterator[bytes]:
+    """The same JSON as `tree_report`, in pieces of `chunk` rows, so the output never exists whole in memory
+    (and, from a `RowStream`, neither does the row list)."""
     head = orjson.dumps({**_tree_head(tree, layout), "rows": []}, option=orjson.OPT_NON_STR_KEYS)
     assert head.endswith(b"[]}")
     yield head[:-2]
-    for start in range(0, len(layout.rows), chunk):
-        part = orjson.dumps(_rows(tree, layout, start, start + chunk))
-        yield (b"," if start else b"") + part[1:-1]
+    rows = iter(layout.rows)
+    first = True
+    while part := _rows(tree, islice(rows, chunk), layout.active):
+        yield (b"" if first else b",") + orjson.dumps(part)[1:-1]
+        first = False
     yield b"]}\n"
 
 

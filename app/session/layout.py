@@ -7,7 +7,7 @@ skipping a range, and whether it is foldable, so views never recompute the layou
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .entries import HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
@@ -148,10 +148,45 @@ def passes_filter(tree: SessionTree, node: Node, mode: str) -> bool:
 def build_layout(tree: SessionTree, mode: str = "default", query: str = "", leaf: Node | None = None) -> Layout:
     """The rows of the tree under a filter and search, in Pi's display order (active branch first)."""
     with gc_paused():
-        return _build_layout(tree, mode, query, leaf)
+        roots, shown, active, leaf = _shown_forest(tree, mode, query, leaf)
+        rows = list(_rows_of(roots, shown))
+        # Subtree ends, for folding: rows are in pre-order, so a subtree is a contiguous range.
+        sizes = [1] * len(rows)
+        for i in range(len(rows) - 1, -1, -1):
+            p = rows[i].parent_row
+            if p >= 0:
+                sizes[p] += sizes[i]
+        for i, row in enumerate(rows):
+            row.end = i + sizes[i]
+        return Layout(rows, len(roots) > 1, leaf, active, mode, query)
 
 
-def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -> Layout:
+@dataclass
+class RowStream:
+    """`build_layout`'s rows made one at a time and not kept (`end` stays 0): for output that is written as it
+    goes (`pitree tree`), so a 100,000-row layout never exists whole. `rows` can be iterated once."""
+
+    rows: Iterator[Row]
+    leaf: Node | None
+    active: set[int]  # id() of nodes on the active path
+    mode: str
+    query: str
+
+
+def stream_layout(tree: SessionTree, mode: str = "default", query: str = "", leaf: Node | None = None) -> RowStream:
+    """The rows of `build_layout(tree, mode, query, leaf)`, in the same order, each made when it is asked for."""
+    with gc_paused():
+        roots, shown, active, leaf = _shown_forest(tree, mode, query, leaf)
+    return RowStream(_rows_of(roots, shown), leaf, active, mode, query)
+
+
+Shown = dict[Node, "Node | list[Node]"]
+
+
+def _shown_forest(
+    tree: SessionTree, mode: str, query: str, leaf: Node | None
+) -> tuple[list[Node], Shown, set[int], Node | None]:
+    """Pass 1: the shown roots, each shown entry's shown children, the active path (ids) and the leaf."""
     if mode not in FILTERS:
         raise ValueError(f"unknown filter {mode!r} (choose from {', '.join(FILTERS)})")
     if leaf is None:
@@ -210,9 +245,14 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
                 push((child, anc))
             break
 
-    # Pass 2: Pi's indentation over the visible forest (each entry's shown children are taken out as used).
+    return roots, vis_children, active, leaf
+
+
+def _rows_of(roots: list[Node], vis_children: Shown) -> Iterator[Row]:
+    """Pass 2: Pi's indentation over the shown forest, one row at a time in display order (each entry's shown
+    children are taken out of `vis_children` as its row is made)."""
     multiple = len(roots) > 1
-    rows: list[Row] = []
+    made = 0  # rows made so far
     Frame = tuple[Node, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool, int]
     lstack: list[Frame] = []
     for i in range(len(roots) - 1, -1, -1):
@@ -221,15 +261,17 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
     while lstack:
         node, indent, just_branched, show_conn, is_last, gutters, vroot, parent_row = lstack.pop()
         while True:  # a single visible child continues here, without the stack
-            my_row = len(rows)
+            my_row = made
+            made += 1
             row = Row(node, indent, show_conn, is_last, gutters, vroot, parent_row)
-            rows.append(row)
             shown = visible_children(node, None)
             if shown is None:
+                yield row
                 break
             kids: Sequence[Node] = shown if isinstance(shown, list) else (shown,)
             n = len(kids)
             row.nchildren = n
+            yield row
             multi = n > 1
             if multi or (just_branched and indent > 0):
                 child_indent = indent + 1
@@ -247,16 +289,6 @@ def _build_layout(tree: SessionTree, mode: str, query: str, leaf: Node | None) -
             for j in range(n - 1, -1, -1):
                 lstack.append((kids[j], child_indent, multi, multi, j == n - 1, child_gutters, False, my_row))
             break
-
-    # Subtree ends, for folding: rows are in pre-order, so a subtree is a contiguous range.
-    sizes = [1] * len(rows)
-    for i in range(len(rows) - 1, -1, -1):
-        p = rows[i].parent_row
-        if p >= 0:
-            sizes[p] += sizes[i]
-    for i, row in enumerate(rows):
-        row.end = i + sizes[i]
-    return Layout(rows, multiple, leaf, active, mode, query)
 
 
 def _active_first(nodes: Sequence[Node], active: set[int]) -> list[Node]:

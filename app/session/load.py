@@ -218,6 +218,8 @@ class SessionBuilder:
             node.usage = tuple(usage) if usage is not None else None
             node.model = shared_model(*model) if model is not None else None
             node.line = line + shift
+            if shift and node.flags & SYNTHETIC_ID and node.id == f"~L{line}":
+                node.id = f"~L{node.line}"  # named in a segment whose lines counted from 1
             node.idx = base_idx + i
             node._tsv = None
             node.children = []
@@ -225,7 +227,7 @@ class SessionBuilder:
             node.search = None
             nodes.append(node)
         tree.skipped.extend(Skipped(line + shift, reason) for line, reason in skipped)
-        tree.problems.extend(Problem(line + shift, message) for line, message in problems)
+        tree.problems.extend(Problem(line + shift, _shifted(message, line, shift)) for line, message in problems)
         self.next_line += lines
         self.size += size
         return tree.add(nodes)
@@ -313,6 +315,13 @@ def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
         )
         for n in nodes
     ]
+
+
+def _shifted(message: str, line: int, shift: int) -> str:
+    """A note made in a segment counted from line 1, naming the synthetic id of its entry, at its real line."""
+    if shift and message.endswith(f"pitree calls it ~L{line}"):
+        return message[: -len(str(line))] + str(line + shift)
+    return message
 
 
 def _kind(value: Any) -> str:

@@ -14,6 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+try:
+    import fcntl
+except ImportError:  # not on Windows, where there is no fork either
+    fcntl = None  # type: ignore[assignment]
+
 from ..session.entries import Node
 from ..session.gcpause import BIG, gc_paused
 from ..session.load import SessionBuilder, migrate_entry
@@ -225,8 +230,12 @@ def _load_uncached(
     cache: CacheWriter | None = None,
 ) -> tuple[SessionTree, SessionBuilder]:
     """The tree and its builder. A parallel load also writes `cache`'s segments as it goes: the front
-    half's rows while the child still parses, then the child's payload as it came, so the tree cache costs
-    no second pass over the tree; otherwise `cache` is left empty (the caller saves the tree whole)."""
+    half's rows while the child still parses, then the child's frames as they came, so the tree cache costs
+    no second pass over the tree; otherwise `cache` is left empty (the caller saves the tree whole).
+
+    The child sends its half as frames, one per chunk of lines it parsed (each a marshalled segment, length
+    first, then an empty frame to say it finished), so neither process ever holds the whole back half as
+    rows or bytes; the frames wait in the parent until its own half is in, then join the tree in order."""
     if size < PARALLEL_MIN_BYTES or not hasattr(os, "fork"):
         return load_session_progressive(path, progress, cancelled)
     try:
@@ -242,23 +251,22 @@ def _load_uncached(
     if not first.endswith(b"\n") or builder._migrate_v1 or split >= size or builder.size != len(first):
         return load_session_progressive(path, progress, cancelled)
     read_fd, write_fd = os.pipe()
+    _widen(write_fd)
     pid = os.fork()
     if pid == 0:  # the child: parse [split, size) and send the result; never returns
         code = 1
         try:
             gc.disable()  # a short-lived process building many objects: collection is pure overhead
             os.close(read_fd)
-            payload = _parse_back_half(path, builder.continuation(split), split, size)
-            view = memoryview(len(payload).to_bytes(8, "little") + payload)
-            del payload
-            while view:
-                view = view[os.write(write_fd, view) :]
+            _parse_back_half(path, builder, split, size, lambda frame: _send(write_fd, frame))
+            _send(write_fd, b"")
             code = 0
         finally:
             os._exit(code)
     os.close(write_fd)
-    received: list[bytearray] = []
-    reader = threading.Thread(target=_drain, args=(read_fd, received), daemon=True)
+    received: list[bytes | None] = []
+    finished: list[bool] = []
+    reader = threading.Thread(target=_drain, args=(read_fd, received, finished), daemon=True)
     reader.start()
     try:
         _feed_lines(path, builder, split, progress, cancelled, size)
@@ -270,63 +278,97 @@ def _load_uncached(
     finally:
         reader.join()
         _, status = os.waitpid(pid, 0)
-    if status != 0 or builder.size != split or not received:
+    if status != 0 or builder.size != split or not finished:
         if cache is not None:
             cache.clear()
         return load_session_progressive(path, progress, cancelled)
-    payload = received.pop()
-    if cache is not None:
-        cache.add(payload)
     with gc_paused(big=True):
-        rows, skipped, problems, lines, consumed = marshal.loads(payload)
-        del payload
-        builder.adopt_segment(rows, skipped, problems, lines, consumed)
-    del rows
+        for i, frame in enumerate(received):
+            received[i] = None  # each frame's bytes go as soon as its rows are in
+            assert frame is not None
+            if cache is not None:
+                cache.add(frame)
+            rows, skipped, problems, lines, consumed = marshal.loads(frame)
+            del frame
+            builder.adopt_segment(rows, skipped, problems, lines, consumed)
+            del rows
     if progress is not None:
         progress(size, size)
     builder.tree.finish_orphans()
     return builder.tree, builder
 
 
-def _parse_back_half(path: Path, builder: SessionBuilder, split: int, size: int, chunk_size: int = CHUNK) -> bytes:
-    """In the child: the complete lines of [split, size) as one marshalled segment, read chunk by chunk
-    (never the whole half in memory); a torn last line is left for the parent's tailer."""
-    rows: list[tuple[Any, ...]] = []
+def _parse_back_half(
+    path: Path, builder: SessionBuilder, split: int, size: int, send: Callable[[bytes], None]
+) -> None:
+    """In the child: the complete lines of [split, size), read `CHUNK` at a time, each chunk sent as one
+    marshalled segment (`SessionBuilder.adopt_segment`'s arguments, lines counted from the chunk's start);
+    a torn last line is left for the parent's tailer."""
     with open(path, "rb") as fh:
         fh.seek(split)
         pending = b""
+        start = split
         left = size - split
         while left > 0:
-            chunk = fh.read(min(chunk_size, left))
+            chunk = fh.read(min(CHUNK, left))
             if not chunk:
                 break
             left -= len(chunk)
             data = pending + chunk if pending else chunk
             cut = data.rfind(b"\n") + 1
             if cut:
-                rows += builder.parse_segment(data[:cut])
+                part = builder.continuation(start)
+                rows = part.parse_segment(data[:cut])
+                send(marshal.dumps((rows, *part.segment_tail(start)), tree_cache.ROWS_MARSHAL))
+                start += cut
             pending = data[cut:]
-    return marshal.dumps((rows, *builder.segment_tail(split)), tree_cache.ROWS_MARSHAL)
 
 
-def _drain(fd: int, out: list[bytearray]) -> None:
-    """Read the child's payload (its length in 8 bytes, then the bytes) into one buffer, put in `out`."""
+def _widen(fd: int) -> None:
+    """Give the pipe a 1 MB buffer where Linux allows it (64 KB by default): the parent's reader thread only
+    runs between the main thread's GIL slices, and with a small buffer the child would wait on every write."""
+    size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if size is None:
+        return
     try:
-        head = b""
-        while len(head) < 8:
-            block = os.read(fd, 8 - len(head))
-            if not block:
+        fcntl.fcntl(fd, size, 1 << 20)
+    except OSError:  # above /proc/sys/fs/pipe-max-size, or not permitted: the default buffer still works
+        pass
+
+
+def _send(fd: int, frame: bytes) -> None:
+    """One frame down the pipe: its length in 8 bytes, then the bytes."""
+    view = memoryview(len(frame).to_bytes(8, "little") + frame)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    """`n` bytes from `fd`, or None if it closes first."""
+    parts = []
+    while n:
+        block = os.read(fd, min(n, 1 << 20))
+        if not block:
+            return None
+        parts.append(block)
+        n -= len(block)
+    return b"".join(parts)
+
+
+def _drain(fd: int, out: list[bytes | None], finished: list[bool]) -> None:
+    """Read the child's frames into `out` until its empty frame (then `finished` gets True) or the pipe closes."""
+    try:
+        while True:
+            head = _read_exactly(fd, 8)
+            if head is None:
                 return
-            head += block
-        n = int.from_bytes(head, "little")
-        buf = bytearray(n)
-        with memoryview(buf) as view:
-            got = 0
-            while got < n:
-                k = os.readv(fd, [view[got:]])
-                if not k:
-                    return
-                got += k
-        out.append(buf)
+            n = int.from_bytes(head, "little")
+            if n == 0:
+                finished.append(True)
+                return
+            frame = _read_exactly(fd, n)
+            if frame is None:
+                return
+            out.append(frame)
     finally:
         os.close(fd)

@@ -116,3 +116,69 @@ def test_a_damaged_cache_file_is_a_miss(tmp_path: Path, monkeypatch: pytest.Monk
     cache_file.write_bytes(damaged)
     assert tree_cache.load_cached(path) is None
     assert signature(load_session_fast(path)[0]) == signature(load_session_progressive(path)[0])
+
+
+def _framed_session(tmp_path: Path) -> Path:
+    """A session whose back half the child sends in many frames, with lines that carry their line number:
+    entries without an id (pitree names them `~L<line>`), junk, a CRLF line, a duplicate, an orphan."""
+    entries = chain(600)
+    for i in range(350, 600, 50):
+        del entries[i]["id"]  # no usable id: named after its line, which must be the file's line
+    entries.append(user("e0000005", "e0000004", "duplicate"))
+    entries.append(user("orphan", "nowhere"))
+    data = to_bytes(entries)
+    lines = data.split(b"\n")
+    lines.insert(500, b"not json")
+    lines[520] = lines[520] + b"\r"
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    return path
+
+
+def test_the_back_half_in_many_frames_equals_one_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pitree.store import tree_cache
+
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(session_file, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(session_file, "CHUNK", 4096)  # the child's frames: a few dozen lines each
+    monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)
+    path = _framed_session(tmp_path)
+    cold, cold_builder = load_session_fast(path)
+    slow, slow_builder = load_session_progressive(path)
+    assert signature(cold) == signature(slow)
+    assert (cold_builder.size, cold_builder.next_line) == (slow_builder.size, slow_builder.next_line)
+    unnamed = [n for n in slow.nodes if n.id.startswith("~L")]
+    assert len(unnamed) == 5 and all(n.id == f"~L{n.line}" for n in unnamed)
+    assert sum("pitree calls it ~L" in p.message for p in cold.problems) == 5
+    (cache_file,) = (tmp_path / "cache").iterdir()
+    blob = cache_file.read_bytes()
+    import marshal
+
+    trailer = marshal.loads(blob[len(blob) - 8 - int.from_bytes(blob[-8:], "little") : -8])
+    assert len(trailer[-1]) > 5  # the front half, then one segment per frame of the child
+    warm, warm_builder = load_session_fast(path)
+    assert signature(warm) == signature(slow)
+    assert (warm_builder.size, warm_builder.next_line) == (slow_builder.size, slow_builder.next_line)
+
+
+def test_a_child_that_dies_between_frames_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PITREE_NO_CACHE", "1")
+    monkeypatch.setattr(session_file, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(session_file, "CHUNK", 4096)
+    path = _framed_session(tmp_path)
+    real = session_file._parse_back_half
+
+    def dies(path: Path, builder: object, split: int, size: int, send: object) -> None:
+        sent: list[int] = []
+
+        def send_two(frame: bytes) -> None:
+            if len(sent) == 2:
+                session_file.os._exit(3)  # killed mid-stream: two frames went out, no end frame
+            sent.append(1)
+            send(frame)  # type: ignore[operator]
+
+        real(path, builder, split, size, send_two)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(session_file, "_parse_back_half", dies)  # the forked child inherits it
+    tree, _ = load_session_fast(path)
+    assert signature(tree) == signature(load_session_progressive(path)[0])
