@@ -152,8 +152,8 @@ class SessionBuilder:
     def parse_segment(self, data: bytes) -> list[tuple[Any, ...]]:
         """Parse complete lines into plain tuples (marshal-able); skips and notes collect in `self.tree`.
 
-        Called chunk after chunk by the child that parses a big file's back half, so that it holds rows,
-        never every node at once; `segment_tail` then gives what goes with the rows."""
+        The child that parses a big file's back half calls it once per chunk, each on a fresh `continuation`,
+        and sends the rows with `segment_tail` as one frame: no process holds the half's rows at once."""
         return node_rows(self._parse(data, final=False))
 
     def segment_tail(self, start: int) -> tuple[list[tuple[int, str]], list[tuple[int, str]], int, int]:
