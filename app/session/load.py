@@ -218,8 +218,8 @@ class SessionBuilder:
             node.usage = tuple(usage) if usage is not None else None
             node.model = shared_model(*model) if model is not None else None
             node.line = line + shift
-            if shift and node.flags & SYNTHETIC_ID and node.id == f"~L{line}":
-                node.id = f"~L{node.line}"  # named in a segment whose lines counted from 1
+            if shift and node.flags & SYNTHETIC_ID and node.id == _line_id(line):
+                node.id = _line_id(node.line)  # named in a segment whose lines counted from 1
             node.idx = base_idx + i
             node._tsv = None
             node.children = []
@@ -267,7 +267,7 @@ class SessionBuilder:
         if isinstance(entry_id, str) and entry_id:
             node.id = entry_id
         else:
-            node.id = f"~L{line}"
+            node.id = _line_id(line)
             node.flags |= SYNTHETIC_ID
             self.tree.problems.append(
                 Problem(line, f"entry has no usable id ({_kind(entry_id)}): pitree calls it {node.id}")
@@ -317,10 +317,16 @@ def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
     ]
 
 
+def _line_id(line: int) -> str:
+    """The id pitree gives an entry that has no usable one: after its line."""
+    return f"~L{line}"
+
+
 def _shifted(message: str, line: int, shift: int) -> str:
-    """A note made in a segment counted from line 1, naming the synthetic id of its entry, at its real line."""
-    if shift and message.endswith(f"pitree calls it ~L{line}"):
-        return message[: -len(str(line))] + str(line + shift)
+    """A note made in a segment counted from line 1 that ends with its entry's `_line_id`, for the real line."""
+    old = _line_id(line)
+    if shift and message.endswith(" " + old):
+        return message[: -len(old)] + _line_id(line + shift)
     return message
 
 
