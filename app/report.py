@@ -16,7 +16,7 @@ import orjson
 
 from .session.context import ContextMessage, SessionContext, build_context
 from .session.entries import IS_ERROR, Node
-from .session.layout import Layout, Row, RowStream
+from .session.layout import ActivePath, Layout, Row, RowStream
 from .session.tree import SessionTree
 from .session.usage import usage_report
 from .store.session_file import EntryReader
@@ -43,7 +43,7 @@ def problems_list(tree: SessionTree) -> list[dict[str, Any]]:
     return [{"line": p.line, "message": p.message} for p in tree.problems]
 
 
-def _rows(tree: SessionTree, rows: Iterable[Row], active: set[int]) -> list[dict[str, Any]]:
+def _rows(tree: SessionTree, rows: Iterable[Row], active: ActivePath) -> list[dict[str, Any]]:
     row_text = tree.row_text
     out = []
     for row in rows:
@@ -57,7 +57,7 @@ def _rows(tree: SessionTree, rows: Iterable[Row], active: set[int]) -> list[dict
                 "role": node.role,
                 "text": row_text(node),
                 "depth": row.indent,
-                "onActivePath": id(node) in active,
+                "onActivePath": node in active,
             }
         )
     return out

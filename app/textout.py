@@ -37,7 +37,7 @@ def tree_lines(tree: SessionTree, layout: Layout) -> list[Text]:
     for i, row in enumerate(layout.rows):
         node = row.node
         line = Text(layout.prefix(i), style="dim")
-        on_path = id(node) in layout.active
+        on_path = node in layout.active
         if on_path:
             line.append("• ", style="bold blue")
         label = tree.labels.get(node.id)

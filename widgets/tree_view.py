@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pitree.session.entries import IS_ERROR, Node
@@ -152,7 +153,7 @@ class TreeView(ScrollView, can_focus=True):
         self.stree: SessionTree | None = None
         self.layout_: Layout | None = None
         self._layouts: dict[str, tuple[int, int, Layout]] = {}  # mode -> (generation, leaf idx, layout)
-        self.shown: list[int] = []
+        self.shown: Sequence[int] = []  # row indices shown (folds hide some): a range or an int array
         self.folded: set[str] = set()
         self.cursor = 0
         self.columns = Columns()
@@ -172,7 +173,7 @@ class TreeView(ScrollView, can_focus=True):
     def cursor_node(self) -> Node | None:
         if self.layout_ is None or not self.shown:
             return None
-        return self.layout_.rows[self.shown[self.cursor]].node
+        return self.layout_.rows.nodes[self.shown[self.cursor]]
 
     def show_tree(self, tree: SessionTree, select_id: str | None = None, added: list[Node] | None = None) -> None:
         """Show `tree` (new or grown), keeping the selection by id (or moving it to `select_id`).
@@ -257,7 +258,7 @@ class TreeView(ScrollView, can_focus=True):
         shown = self.shown  # sorted row indices: an entry's place in it is a binary search
         node = self.stree.get(entry_id)
         while node is not None:
-            row = self.layout_.index_of(node.id)
+            row = self.layout_.row_of(node)
             if row is not None:
                 i = bisect.bisect_left(shown, row)
                 if i < len(shown) and shown[i] == row:
@@ -326,8 +327,8 @@ class TreeView(ScrollView, can_focus=True):
             self.matches, self._match_set = [], set()
             return
         search_text = self.stree.search_text
-        rows = self.layout_.rows
-        self.matches = [i for i, row in enumerate(rows) if all(t in search_text(row.node) for t in tokens)]
+        nodes = self.layout_.rows.nodes
+        self.matches = [i for i, node in enumerate(nodes) if all(t in search_text(node) for t in tokens)]
         self._match_set = set(self.matches)
 
     def match_position(self) -> int:
@@ -418,7 +419,7 @@ class TreeView(ScrollView, can_focus=True):
         if self.layout_ is None or not self.shown:
             return
         row = self.shown[self.cursor]
-        node = self.layout_.rows[row].node
+        node = self.layout_.rows.nodes[row]
         if self.layout_.foldable(row) and node.id not in self.folded:
             self.folded.add(node.id)
             self._refold()
@@ -429,7 +430,7 @@ class TreeView(ScrollView, can_focus=True):
         if self.layout_ is None or not self.shown:
             return
         row = self.shown[self.cursor]
-        node = self.layout_.rows[row].node
+        node = self.layout_.rows.nodes[row]
         if node.id in self.folded:
             self.folded.discard(node.id)
             self._refold()
@@ -539,7 +540,7 @@ class TreeView(ScrollView, can_focus=True):
         text.append(prefix, get("tree-view--guides"))
         if folded and not (row.connector and not row.vroot and prefix):
             text.append("⊞ ", get("tree-view--dot"))
-        on_path = id(node) in layout.active
+        on_path = node in layout.active
         if on_path:
             text.append("• ", get("tree-view--dot"))
         label = tree.labels.get(node.id)
@@ -594,11 +595,11 @@ class TreeView(ScrollView, can_focus=True):
         """The node drawn for the leaf: the leaf itself, or its nearest shown ancestor if filtered out."""
         if self.stree is None or self.stree.leaf is None or not self.shown or self.layout_ is None:
             return None
-        return self.layout_.rows[self.shown[self._nearest_visible(self.stree.leaf.id)]].node
+        return self.layout_.rows.nodes[self.shown[self._nearest_visible(self.stree.leaf.id)]]
 
     def _render_row(self, row_index: int, width: int, is_cursor: bool) -> Strip:
         assert self.layout_ is not None
-        node = self.layout_.rows[row_index].node
+        node = self.layout_.rows.nodes[row_index]
         text = self.row_text(row_index, is_cursor, max_prefix=max(12, width // 2))
         columns = self._columns_text(node)
         room = width - (len(columns) + 1 if columns else 0)
@@ -613,7 +614,7 @@ class TreeView(ScrollView, can_focus=True):
         base = self.rich_style
         if is_cursor:
             base = base + self.get_component_rich_style("tree-view--cursor")
-        elif id(node) in self.layout_.active:
+        elif node in self.layout_.active:
             base = base + self.get_component_rich_style("tree-view--active")
         segments = [Segment(s.text, base + s.style if s.style else base) for s in text.render(self.app.console)]
         return Strip(segments).crop_extend(0, width, base)

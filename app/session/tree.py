@@ -146,6 +146,11 @@ class SessionTree:
     def is_dropped(self, node: Node) -> bool:
         return node.idx in self._dropped
 
+    @property
+    def dropped_count(self) -> int:
+        """How many entries a later duplicate id has replaced so far."""
+        return len(self._dropped)
+
     def call_text(self, call_id: Any) -> str | None:
         """Pi's formatted text of the tool call with this id, when an assistant turn made it."""
         pair = self.calls.get(call_id) if isinstance(call_id, str) else None  # any JSON value can be there

@@ -298,9 +298,7 @@ def _load_uncached(
     return builder.tree, builder
 
 
-def _parse_back_half(
-    path: Path, builder: SessionBuilder, split: int, size: int, send: Callable[[bytes], None]
-) -> None:
+def _parse_back_half(path: Path, builder: SessionBuilder, split: int, size: int, send: Callable[[bytes], None]) -> None:
     """In the child: the complete lines of [split, size), read `CHUNK` at a time, each chunk sent as one
     marshalled segment (`SessionBuilder.adopt_segment`'s arguments, lines counted from the chunk's start);
     a torn last line is left for the parent's tailer."""

@@ -210,4 +210,3 @@ class CacheWriter:
             os.unlink(self._tmp)
         except OSError:
             pass
-

@@ -185,9 +185,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
         self.query_one(StatusBar).status = Status(file=path.name)
         self.query_one("#panes").display = False
         self.query_one("#loading").display = True
-        self.query_one("#loading-label", Static).update(
-            Text(f"Loading {make_safe(path.name, keep_newlines=False)} …")
-        )
+        self.query_one("#loading-label", Static).update(Text(f"Loading {make_safe(path.name, keep_newlines=False)} …"))
         progress = self.query_one("#progress", ProgressBar)
         progress.display = True
         # The file's size as the total from the start: the bar fills as the worker reports bytes read (an

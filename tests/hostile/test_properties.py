@@ -342,7 +342,7 @@ def test_layout_under_every_filter_and_search(data: bytes, mode: str, draw: st.D
         assert {id(r.node) for r in rows} == expected, "under 'all' every entry is on exactly one row"
     folded = {r.node.id for r in rows[::3]}
     shown = visible_indices(layout, folded)
-    assert shown == sorted(set(shown))
+    assert list(shown) == sorted(set(shown))
     from pitree.textout import tree_lines
 
     lines = tree_lines(tree, layout)

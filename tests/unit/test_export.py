@@ -364,7 +364,7 @@ def test_fence_is_never_closed_by_its_content(text: str) -> None:
 @pytest.mark.parametrize(
     ("source", "html_has", "html_lacks"),
     [
-        ("```python\nif a < b & c:\n    pass\n```", ["<pre><code class=\"language-python\">if a &lt; b &amp; c:"], []),
+        ("```python\nif a < b & c:\n    pass\n```", ['<pre><code class="language-python">if a &lt; b &amp; c:'], []),
         ("use `x<y>` here <script>alert(1)</script>", ["<code>x&lt;y&gt;</code>", "&lt;script&gt;"], ["<script>"]),
         ("# Goal\n## Sub", ["<h4>Goal</h4>", "<h5>Sub</h5>"], ["<h1>", "<h2>"]),
         ("```\nnever closed </details>", ["<pre><code>never closed &lt;/details&gt;\n</code></pre>"], []),

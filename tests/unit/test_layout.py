@@ -26,7 +26,7 @@ def picture(tree: SessionTree, layout: Layout, folded: set[str] = frozenset()) -
     out = []
     for i in visible_indices(layout, set(folded)):
         row = layout.rows[i]
-        dot = "• " if id(row.node) in layout.active else ""
+        dot = "• " if row.node in layout.active else ""
         label = tree.labels.get(row.node.id)
         out.append(
             layout.prefix(i, row.node.id in folded) + dot + (f"[{label}] " if label else "") + tree.row_text(row.node)

@@ -120,7 +120,7 @@ def test_deep_chain_has_no_recursion() -> None:
 
 def render(tree, layout) -> list[str]:  # type: ignore[no-untyped-def]
     return [
-        layout.prefix(i) + ("• " if id(r.node) in layout.active else "") + tree.row_text(r.node)
+        layout.prefix(i) + ("• " if r.node in layout.active else "") + tree.row_text(r.node)
         for i, r in enumerate(layout.rows)
     ]
 
