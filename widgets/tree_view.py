@@ -326,9 +326,13 @@ class TreeView(ScrollView, can_focus=True):
         if not tokens or self.layout_ is None or self.stree is None:
             self.matches, self._match_set = [], set()
             return
-        search_text = self.stree.search_text
-        nodes = self.layout_.rows.nodes
-        self.matches = [i for i, node in enumerate(nodes) if all(t in search_text(node) for t in tokens)]
+        hits = self.stree.search_index.matching(tokens)
+        layout, entries = self.layout_, self.stree.nodes
+        if len(hits) * 8 < len(layout.rows):  # few: find their rows
+            found = (layout.row_of(entries[idx]) for idx in hits)
+            self.matches = sorted(row for row in found if row is not None)
+        else:
+            self.matches = [i for i, node in enumerate(layout.rows.nodes) if node.idx in hits]
         self._match_set = set(self.matches)
 
     def match_position(self) -> int:

@@ -55,7 +55,6 @@ class Node:
         "call_id",
         "children",
         "parent",
-        "search",
     )
 
     def __init__(self) -> None:
@@ -80,7 +79,6 @@ class Node:
         self.call_id: Any = None  # a tool result's toolCallId (raw JSON value); the tree shares the call's string
         self.children: list[Node] = []
         self.parent: Node | None = None
-        self.search: str | None = None
 
     def __repr__(self) -> str:
         return f"Node({self.id!r}, {self.type}{'/' + self.role if self.role else ''}, line {self.line})"

@@ -296,6 +296,7 @@ def _shown_forest(
         leaf = tree.leaf
     active = ActivePath(leaf)
     tokens = tokens_of(query)
+    matched = tree.search_index.matching(tokens) if tokens else None
     leaf_id = id(leaf) if leaf is not None else None
 
     # Pass 1: pre-order over the whole tree, active branch first; keep visible nodes with their
@@ -319,9 +320,8 @@ def _shown_forest(
                 visible = True
             else:
                 visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in labels
-            if visible and tokens:
-                text = tree.search_text(node)
-                visible = all(t in text for t in tokens)
+            if visible and matched is not None:
+                visible = node.idx in matched
             if visible:
                 if anc is None:
                     roots.append(node)

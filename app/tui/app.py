@@ -311,8 +311,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
     def prewarm_layouts(self) -> None:
         self.tree_view.prewarm()
         if self.stree is not None:
-            for node in self.stree.nodes:  # search text, so the first search is as fast as the next
-                self.stree.search_text(node)
+            self.stree.search_index.update()  # so the first search is as fast as the next
 
     def _update_status(self, grown: list[Node] | None = None, context: bool = True) -> None:
         """The status bar from the tree. `grown`: entries that only extended the leaf, so the branch count

@@ -1,0 +1,132 @@
+"""`SearchIndex` finds exactly the entries whose search text holds every token, as a scan of each would."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from pitree.session import search_index
+from pitree.session.layout import build_layout, tokens_of
+from pitree.session.load import SessionBuilder, load_bytes
+from pitree.session.search_index import CHECK_EACH_BELOW
+from pitree.session.tree import SessionTree
+
+from tests.conftest import DEMO
+from tests.unit.test_gen_session import gen
+
+
+def brute(tree: SessionTree, query: str) -> set[int]:
+    tokens = tokens_of(query)
+    return {n.idx for n in tree.nodes if all(t in tree.search_text(n) for t in tokens)}
+
+
+def words(tree: SessionTree) -> list[str]:
+    """Every word of every search text, plus pieces of some (substrings match too)."""
+    seen = sorted({w for n in tree.nodes for w in tree.search_text(n).split()})
+    return seen + [w[1:4] for w in seen[::7] if len(w) > 4]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> SessionTree:
+    path = tmp_path_factory.mktemp("gen") / "s.jsonl"
+    gen.generate(path, 1500, seed=5)
+    return load_bytes(path.read_bytes())
+
+
+def test_every_word_of_the_demo_finds_what_a_scan_finds() -> None:
+    tree = load_bytes(DEMO.read_bytes())
+    for word in words(tree):
+        assert tree.search_index.matching([word]) == brute(tree, word), word
+
+
+@pytest.mark.parametrize(("check_each_below", "block"), [(0, 7), (50, 2048), (CHECK_EACH_BELOW, 100)])
+def test_several_tokens_many_and_few_hits(
+    generated: SessionTree, check_each_below: int, block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Later tokens are checked over the whole buffer (0), or entry by entry once few candidates are left;
+    the buffer in blocks of several sizes."""
+    monkeypatch.setattr(search_index, "CHECK_EACH_BELOW", check_each_below)
+    monkeypatch.setattr(search_index, "BLOCK", block)
+    index = search_index.SearchIndex(generated)
+    vocab = words(generated)
+    queries = ["user", "assistant read", "the a", "zz-none", "e", "e s", "toolresult error"]
+    queries += [f"{vocab[i]} {vocab[-1 - i]}" for i in range(0, len(vocab) // 2, max(1, len(vocab) // 40))]
+    for query in queries:
+        assert index.matching(tokens_of(query)) == brute(generated, query), query
+    assert index.matching(tokens_of("e")), "a common letter matches something"
+
+
+def line(obj: dict[str, object]) -> bytes:
+    return orjson.dumps(obj) + b"\n"
+
+
+@pytest.mark.parametrize("block", [1, 2, 2048])
+def test_entries_and_labels_added_later_are_found(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries fed later join the index (an open last block is made again), and so do labels."""
+    monkeypatch.setattr(search_index, "BLOCK", block)
+    head = line({"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/"})
+    builder = SessionBuilder()
+    builder.feed(
+        head
+        + line(
+            {
+                "type": "message",
+                "id": "u1",
+                "parentId": None,
+                "timestamp": "2026-01-01T00:00:01Z",
+                "message": {"role": "user", "content": "Ünïcode ΣΟΦΊΑ words"},
+            }
+        ),
+        final=False,
+    )
+    tree = builder.tree
+    index = tree.search_index
+    assert index.matching(["ünïcode"]) == {0} and index.matching(["σοφία"]) == {0}
+    assert index.matching(["kangaroo"]) == set()
+    builder.feed(
+        line(
+            {
+                "type": "label",
+                "id": "l1",
+                "parentId": "u1",
+                "timestamp": "2026-01-01T00:00:02Z",
+                "targetId": "u1",
+                "label": "Kangaroo",
+            }
+        )
+        + line(
+            {
+                "type": "message",
+                "id": "u2",
+                "parentId": "l1",
+                "timestamp": "2026-01-01T00:00:03Z",
+                "message": {"role": "user", "content": "second words"},
+            }
+        ),
+        final=False,
+    )
+    assert index.matching(["kangaroo"]) == brute(tree, "kangaroo") == {0, 1}, "the label names the older entry"
+    assert index.matching(["words"]) == {0, 2} and index.matching(["words", "kangaroo"]) == {0}
+    assert index.matching(["words", "second"]) == brute(tree, "words second") == {2}
+    builder.feed(
+        line(
+            {
+                "type": "label",
+                "id": "l2",
+                "parentId": "u2",
+                "timestamp": "2026-01-01T00:00:04Z",
+                "targetId": "u1",
+                "label": None,
+            }
+        ),
+        final=False,
+    )
+    assert index.matching(["kangaroo"]) == brute(tree, "kangaroo") == {1}, "a cleared label no longer matches"
+
+
+def test_a_searched_layout_shows_the_matching_rows_in_order() -> None:
+    tree = load_bytes(DEMO.read_bytes())
+    layout = build_layout(tree, "all")
+    for word in words(tree)[::5]:
+        shown = build_layout(tree, "all", word)
+        expected = [r.node.id for r in layout.rows if all(t in tree.search_text(r.node) for t in tokens_of(word))]
+        assert [r.node.id for r in shown.rows] == expected, word
