@@ -192,14 +192,19 @@ class SessionBuilder:
         nodes = []
         new_node = Node.__new__
         intern = shared_string
+        at = tree.at
+        at.cut(base_idx)
+        at.line.extend([r[2] + shift for r in rows])
+        at.offset.extend([r[3] for r in rows])
+        at.length.extend([r[4] for r in rows])
         for i, r in enumerate(rows):
             node = new_node(Node)
             (
                 node.id,
                 node.parent_id,
                 line,
-                node.offset,
-                node.length,
+                _,
+                _,
                 node.type,
                 node.role,
                 node._ts,
@@ -217,10 +222,10 @@ class SessionBuilder:
                 node.role = intern(node.role)
             node.usage = tuple(usage) if usage is not None else None
             node.model = shared_model(*model) if model is not None else None
-            node.line = line + shift
             if shift and node.flags & SYNTHETIC_ID and node.id == _line_id(line):
-                node.id = _line_id(node.line)  # named in a segment whose lines counted from 1
+                node.id = _line_id(line + shift)  # named in a segment whose lines counted from 1
             node.idx = base_idx + i
+            node._at = at
             node._tsv = None
             node.children = []
             node.parent = None
@@ -240,7 +245,9 @@ class SessionBuilder:
 
     def _make_node(self, obj: dict[str, Any], idx: int, line: int, offset: int, length: int) -> Node:
         node = Node()
-        node.idx, node.line, node.offset, node.length = idx, line, offset, length
+        node.idx = idx
+        node._at = at = self.tree.at
+        at.put(idx, line, offset, length)
         if self._migrate_v2:
             message = obj.get("message")
             if obj.get("type") == "message" and isinstance(message, dict) and message.get("role") == "hookMessage":

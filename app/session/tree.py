@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .entries import Node
+from .entries import Node, Positions
 from .search_index import SearchIndex, entry_text
 
 
@@ -48,6 +48,7 @@ class SessionTree:
     header: dict[str, Any] | None = None
     version: float = 3
     nodes: list[Node] = field(default_factory=list)  # every entry line in file order (duplicates included)
+    at: Positions = field(default_factory=Positions)  # where each of `nodes` is in the file, by `Node.idx`
     by_id: dict[str, Node] = field(default_factory=dict)
     roots: list[Node] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
