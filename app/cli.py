@@ -280,6 +280,9 @@ def open_browser(session_dir: str | None) -> int:
 
 def open_explorer(path: Path) -> int:
     """Open the full-screen explorer on `path`."""
+    from .store.parse_child import fork_early
+
+    fork_early(path)  # a big file's back part parses while Textual is imported and started
     try:
         from .tui.app import run_app
     except ImportError:  # the explorer is not built in this checkout: print the tree instead

@@ -6,25 +6,18 @@ changes a byte.
 
 from __future__ import annotations
 
-import gc
 import marshal
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-try:
-    import fcntl
-except ImportError:  # not on Windows, where there is no fork either
-    fcntl = None  # type: ignore[assignment]
 
 from ..session.entries import Node
 from ..session.gcpause import BIG, gc_paused
 from ..session.load import SessionBuilder, migrate_entry
 from ..session.parse import parse_line
 from ..session.tree import SessionTree
-from . import tree_cache
+from . import parse_child, tree_cache
 from .tree_cache import CacheWriter
 
 
@@ -167,9 +160,6 @@ def load_session_progressive(
     return builder.tree, builder
 
 
-PARALLEL_MIN_BYTES = 24 << 20
-
-
 def load_session_fast(
     path: Path,
     progress: Callable[[int, int], None] | None = None,
@@ -177,26 +167,32 @@ def load_session_fast(
     save_cache: bool = True,
     final: bool = False,
 ) -> tuple[SessionTree, SessionBuilder]:
-    """Like `load_session_progressive`, but a big file's back half is parsed by a forked child process.
+    """Like `load_session_progressive`, but a big file's back part is parsed by a forked child process
+    (`parse_child`), which `parse_child.fork_early` may have started already.
 
     `final=True` (one-shot commands) also reads a last line without its newline, as Pi does; a tailer
     leaves it (False) until its newline arrives. The tree cache never holds such a line.
 
-    Parsing is CPU-bound Python; with two cores the halves parse at once and the child hands back plain
-    tuples (marshal). v1 files (ids depend on every earlier line) and small files load in one process;
-    so does anything when fork is unavailable or the child fails. A tree cached by an earlier load of
-    the same file (`tree_cache`) is used first: only lines added since are parsed.
+    v1 files (ids depend on every earlier line) and small files load in one process; so does anything when
+    fork is unavailable or the child fails. A tree cached by an earlier load of the same file (`tree_cache`)
+    is used first: only lines added since are parsed. Lines written after an early child was forked are
+    left for the tailer (or, with `final`, read here).
     """
     st = check_readable(path)
     size = st.st_size
+    early = parse_child.take_early(path, st)
     cached = tree_cache.load_cached(path)
     if cached is not None:  # only what was appended since needs parsing
+        if early is not None:
+            early.kill()
         _feed_lines(path, cached, None, progress, cancelled, size)
         tree, builder = cached.tree, cached
     else:
+        if early is not None:
+            size = early.size
         cache = tree_cache.CacheWriter.open(path, size) if save_cache else None
         try:
-            tree, builder = _load_uncached(path, size, progress, cancelled, cache)
+            tree, builder = _load_uncached(path, size, progress, cancelled, cache, early)
             if cache is not None:
                 if not cache.segments and cache.wants(tree, builder):
                     cache.add(tree_cache.segment(builder))
@@ -228,145 +224,57 @@ def _load_uncached(
     progress: Callable[[int, int], None] | None,
     cancelled: Callable[[], bool] | None,
     cache: CacheWriter | None = None,
+    child: parse_child.Child | None = None,
 ) -> tuple[SessionTree, SessionBuilder]:
-    """The tree and its builder. A parallel load also writes `cache`'s segments as it goes: the front
-    half's rows while the child still parses, then the child's frames as they came, so the tree cache costs
-    no second pass over the tree; otherwise `cache` is left empty (the caller saves the tree whole).
+    """The tree and its builder, the back part parsed by `child` (forked here when None and the file is big).
+    A parallel load also writes `cache`'s segments as it goes: the front part's rows once they are in, then
+    the child's frames as they are adopted, so the tree cache costs no second pass over the tree; otherwise
+    `cache` is left empty (the caller saves the tree whole).
 
-    The child sends its half as frames, one per chunk of lines it parsed (each a marshalled segment, length
-    first, then an empty frame to say it finished), so neither process ever holds the whole back half as
-    rows or bytes; the frames wait in the parent until its own half is in, then join the tree in order."""
-    if size < PARALLEL_MIN_BYTES or not hasattr(os, "fork"):
-        return load_session_progressive(path, progress, cancelled)
-    try:
-        with open(path, "rb") as fh:
-            first = fh.readline()
-            fh.seek(size // 2)
-            fh.readline()
-            split = fh.tell()
-    except OSError as exc:
-        raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
-    builder = SessionBuilder()
-    builder.feed(first, final=False)
-    if not first.endswith(b"\n") or builder._migrate_v1 or split >= size or builder.size != len(first):
-        return load_session_progressive(path, progress, cancelled)
-    read_fd, write_fd = os.pipe()
-    _widen(write_fd)
-    pid = os.fork()
-    if pid == 0:  # the child: parse [split, size) and send the result; never returns
-        code = 1
+    The parent adopts the child's frames as they arrive once its own part is in: with the child given the
+    bigger part, the two finish together."""
+    if child is None:
         try:
-            gc.disable()  # a short-lived process building many objects: collection is pure overhead
-            os.close(read_fd)
-            _parse_back_half(path, builder, split, size, lambda frame: _send(write_fd, frame))
-            _send(write_fd, b"")
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    received: list[bytes | None] = []
-    finished: list[bool] = []
-    reader = threading.Thread(target=_drain, args=(read_fd, received, finished), daemon=True)
-    reader.start()
+            child = parse_child.fork_child(path, size)
+        except OSError as exc:
+            raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
+        if child is None:
+            return load_session_progressive(path, progress, cancelled)
+    builder, split = child.builder, child.split
+    report = progress
+
+    def both(front: int, _total: int) -> None:
+        """Progress as bytes in the tree: a byte of the front counts whole once the parent parsed it, one of
+        the back half once the child parsed it and half again once the parent adopted it."""
+        if report is not None:
+            report(front + (child.parsed - split + builder.size - min(builder.size, split)) // 2, size)
+
     try:
-        _feed_lines(path, builder, split, progress, cancelled, size)
-        if cache is not None and builder.size == split and cache.wants(builder.tree, builder):
-            cache.add(tree_cache.segment(builder))  # while the child is still busy with its half
-    except LoadCancelled:
-        os.kill(pid, 9)
+        _feed_lines(path, builder, split, both, cancelled, size)
+        front_read = builder.size == split  # else the file shrank while it was read: start again
+        if front_read:
+            if cache is not None and cache.wants(builder.tree, builder):
+                cache.add(tree_cache.segment(builder))
+            with gc_paused(big=True):
+                for frame in child.frames():
+                    if cancelled is not None and cancelled():
+                        raise LoadCancelled(f"loading {path.name} cancelled")
+                    if cache is not None:
+                        cache.add(frame)
+                    rows, skipped, problems, lines, consumed = marshal.loads(frame)
+                    del frame
+                    builder.adopt_segment(rows, skipped, problems, lines, consumed)
+                    del rows
+                    both(split, size)
+    except BaseException:
+        child.kill()
         raise
-    finally:
-        reader.join()
-        _, status = os.waitpid(pid, 0)
-    if status != 0 or builder.size != split or not finished:
+    if not front_read or not child.ok():
+        child.kill()
         if cache is not None:
             cache.clear()
-        return load_session_progressive(path, progress, cancelled)
-    with gc_paused(big=True):
-        for i, frame in enumerate(received):
-            received[i] = None  # each frame's bytes go as soon as its rows are in
-            assert frame is not None
-            if cache is not None:
-                cache.add(frame)
-            rows, skipped, problems, lines, consumed = marshal.loads(frame)
-            del frame
-            builder.adopt_segment(rows, skipped, problems, lines, consumed)
-            del rows
-    if progress is not None:
-        progress(size, size)
+        return load_session_progressive(path, report, cancelled)
+    if report is not None:
+        report(size, size)
     builder.tree.finish_orphans()
     return builder.tree, builder
-
-
-def _parse_back_half(path: Path, builder: SessionBuilder, split: int, size: int, send: Callable[[bytes], None]) -> None:
-    """In the child: the complete lines of [split, size), read `CHUNK` at a time, each chunk sent as one
-    marshalled segment (`SessionBuilder.adopt_segment`'s arguments, lines counted from the chunk's start);
-    a torn last line is left for the parent's tailer."""
-    with open(path, "rb") as fh:
-        fh.seek(split)
-        pending = b""
-        start = split
-        left = size - split
-        while left > 0:
-            chunk = fh.read(min(CHUNK, left))
-            if not chunk:
-                break
-            left -= len(chunk)
-            data = pending + chunk if pending else chunk
-            cut = data.rfind(b"\n") + 1
-            if cut:
-                part = builder.continuation(start)
-                rows = part.parse_segment(data[:cut])
-                send(marshal.dumps((rows, *part.segment_tail(start)), tree_cache.ROWS_MARSHAL))
-                start += cut
-            pending = data[cut:]
-
-
-def _widen(fd: int) -> None:
-    """Give the pipe a 1 MB buffer where Linux allows it (64 KB by default): the parent's reader thread only
-    runs between the main thread's GIL slices, and with a small buffer the child would wait on every write."""
-    size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
-    if size is None:
-        return
-    try:
-        fcntl.fcntl(fd, size, 1 << 20)
-    except OSError:  # above /proc/sys/fs/pipe-max-size, or not permitted: the default buffer still works
-        pass
-
-
-def _send(fd: int, frame: bytes) -> None:
-    """One frame down the pipe: its length in 8 bytes, then the bytes."""
-    view = memoryview(len(frame).to_bytes(8, "little") + frame)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _read_exactly(fd: int, n: int) -> bytes | None:
-    """`n` bytes from `fd`, or None if it closes first."""
-    parts = []
-    while n:
-        block = os.read(fd, min(n, 1 << 20))
-        if not block:
-            return None
-        parts.append(block)
-        n -= len(block)
-    return b"".join(parts)
-
-
-def _drain(fd: int, out: list[bytes | None], finished: list[bool]) -> None:
-    """Read the child's frames into `out` until its empty frame (then `finished` gets True) or the pipe closes."""
-    try:
-        while True:
-            head = _read_exactly(fd, 8)
-            if head is None:
-                return
-            n = int.from_bytes(head, "little")
-            if n == 0:
-                finished.append(True)
-                return
-            frame = _read_exactly(fd, n)
-            if frame is None:
-                return
-            out.append(frame)
-    finally:
-        os.close(fd)

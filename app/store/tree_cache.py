@@ -60,6 +60,12 @@ def _fingerprint(fh: Any, size: int) -> bytes:
     return digest.digest()
 
 
+def has_cache(path: Path) -> bool:
+    """Whether a cache file for `path` exists (cheap: not checked against the file; `load_cached` does that)."""
+    target = _cache_file(path)
+    return target is not None and target.is_file()
+
+
 def load_cached(path: Path) -> SessionBuilder | None:
     """A builder holding the cached tree of `path`'s first N bytes (the caller feeds the rest), or None."""
     target = _cache_file(path)

@@ -340,3 +340,18 @@ async def test_deeply_nested_forks_keep_their_text_on_screen(tmp_path: Path) -> 
         strip = view._render_row(view.shown[view.cursor], 60, True)
         line = "".join(seg.text for seg in strip)
         assert "side 39" in line and line.startswith("› …")  # the leaf (last line) with its text visible
+
+
+def test_load_progress_is_posted_at_most_every_tenth_of_a_second(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(demo)
+    posted: list[int] = []
+    monkeypatch.setattr(app, "post_message", lambda m: posted.append(m.done) or True)
+    clock = [100.0]
+    monkeypatch.setattr("pitree.tui.app.time.monotonic", lambda: clock[0])
+    post = app._progress_poster()
+    for done in range(1, 1000):  # a megabyte every millisecond
+        post(done, 1000)
+        clock[0] += 0.001
+    post(1000, 1000)  # the end is always shown
+    assert posted[0] == 1 and posted[-1] == 1000 and 10 <= len(posted) <= 11
+    assert all(b - a >= 99 for a, b in zip(posted[:-2], posted[1:-1], strict=True))

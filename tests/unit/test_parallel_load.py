@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pitree.store import session_file
+from pitree.store import parse_child, session_file
 from pitree.store.session_file import load_session_fast, load_session_progressive
 
 from tests.sessions import chain, to_bytes, user
@@ -15,7 +15,7 @@ from tests.unit.test_tree_cache import signature
 @pytest.mark.parametrize("tail", [b"", b"not json\n", b'{"type":"message","id":"torn"'])
 def test_two_halves_equal_one_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: bytes) -> None:
     monkeypatch.setenv("PITREE_NO_CACHE", "1")
-    monkeypatch.setattr(session_file, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(parse_child, "MIN_BYTES", 1)
     entries = chain(400)
     # Across the halves: a child before its parent, a duplicate id, an orphan, junk lines.
     entries.insert(10, user("late-kid", "late-parent"))
@@ -45,7 +45,7 @@ def test_a_parallel_load_caches_both_halves_without_a_second_pass(
     from pitree.store import tree_cache
 
     monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(session_file, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(parse_child, "MIN_BYTES", 1)
     monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)
     entries = chain(400)
     entries.insert(10, user("late-kid", "late-parent"))
@@ -75,7 +75,7 @@ def _two_half_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     from pitree.store import tree_cache
 
     monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(session_file, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(parse_child, "MIN_BYTES", 1)
     monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)
     path = tmp_path / "s.jsonl"
     path.write_bytes(to_bytes(chain(300)))
@@ -90,7 +90,7 @@ def test_a_failed_child_falls_back_and_still_caches_the_tree(tmp_path: Path, mon
     def broken(*args: object, **kwargs: object) -> bytes:
         raise MemoryError("the child ran out")
 
-    monkeypatch.setattr(session_file, "_parse_back_half", broken)  # the forked child inherits it
+    monkeypatch.setattr(parse_child, "_parse_part", broken)  # the forked child inherits it
     tree, _ = load_session_fast(path)
     assert signature(tree) == signature(load_session_progressive(path)[0])
     assert [p.name for p in (tmp_path / "cache").iterdir() if ".tmp" in p.name] == []
@@ -139,8 +139,8 @@ def test_the_back_half_in_many_frames_equals_one_pass(tmp_path: Path, monkeypatc
     from pitree.store import tree_cache
 
     monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(session_file, "PARALLEL_MIN_BYTES", 1)
-    monkeypatch.setattr(session_file, "CHUNK", 4096)  # the child's frames: a few dozen lines each
+    monkeypatch.setattr(parse_child, "MIN_BYTES", 1)
+    monkeypatch.setattr(parse_child, "CHUNK", 4096)  # the child's frames: a few dozen lines each
     monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)
     path = _framed_session(tmp_path)
     cold, cold_builder = load_session_fast(path)
@@ -163,22 +163,136 @@ def test_the_back_half_in_many_frames_equals_one_pass(tmp_path: Path, monkeypatc
 
 def test_a_child_that_dies_between_frames_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PITREE_NO_CACHE", "1")
-    monkeypatch.setattr(session_file, "PARALLEL_MIN_BYTES", 1)
-    monkeypatch.setattr(session_file, "CHUNK", 4096)
+    monkeypatch.setattr(parse_child, "MIN_BYTES", 1)
+    monkeypatch.setattr(parse_child, "CHUNK", 4096)
     path = _framed_session(tmp_path)
-    real = session_file._parse_back_half
+    real = parse_child._send
+    sent: list[int] = []
 
-    def dies(path: Path, builder: object, split: int, size: int, send: object) -> None:
-        sent: list[int] = []
+    def send_two(fd: int, frame: bytes, parsed: int) -> None:
+        if len(sent) == 2:
+            parse_child.os._exit(3)  # killed mid-stream: two frames went out, no end frame
+        sent.append(1)
+        real(fd, frame, parsed)
 
-        def send_two(frame: bytes) -> None:
-            if len(sent) == 2:
-                session_file.os._exit(3)  # killed mid-stream: two frames went out, no end frame
-            sent.append(1)
-            send(frame)  # type: ignore[operator]
-
-        real(path, builder, split, size, send_two)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(session_file, "_parse_back_half", dies)  # the forked child inherits it
+    monkeypatch.setattr(parse_child, "_send", send_two)  # the forked child inherits it
     tree, _ = load_session_fast(path)
     assert signature(tree) == signature(load_session_progressive(path)[0])
+
+
+# ---- the early fork (`pitree FILE` starts the child before it imports Textual) --------------------------------
+
+
+@pytest.fixture
+def early_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PITREE_NO_CACHE", "1")
+    monkeypatch.setattr(parse_child, "MIN_BYTES", 1)
+    monkeypatch.setattr(parse_child, "CHUNK", 4096)
+    monkeypatch.setattr(parse_child, "_early", None)
+    return _framed_session(tmp_path)
+
+
+def _counting_forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    forks: list[int] = []
+    real_fork = parse_child.os.fork
+    monkeypatch.setattr(parse_child.os, "fork", lambda: forks.append(1) or real_fork())
+    return forks
+
+
+def test_an_early_child_is_taken_over_by_the_load(early_session: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    forks = _counting_forks(monkeypatch)
+    parse_child.fork_early(early_session)
+    child = parse_child._early
+    assert child is not None and forks == [1]
+    assert child.split < early_session.stat().st_size // 2  # the parent's share is the smaller one
+    seen: list[tuple[int, int]] = []
+    tree, builder = load_session_fast(early_session, progress=lambda done, total: seen.append((done, total)))
+    assert forks == [1] and parse_child._early is None  # no second child: the early one did the back part
+    slow, slow_builder = load_session_progressive(early_session)
+    assert signature(tree) == signature(slow)
+    assert (builder.size, builder.next_line) == (slow_builder.size, slow_builder.next_line)
+    dones = [d for d, _ in seen]
+    assert dones == sorted(dones) and seen[-1] == (slow_builder.size, slow_builder.size)
+
+
+def test_lines_written_after_the_early_fork_are_left_for_the_tailer(
+    early_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parse_child.fork_early(early_session)
+    before = early_session.stat().st_size
+    with open(early_session, "ab") as fh:
+        fh.write(to_bytes([user("appended", "e0000599")]))
+    tree, builder = load_session_fast(early_session)
+    assert builder.size == before and tree.get("appended") is None  # the tail reads it next (from builder.size)
+    tree, builder = load_session_fast(early_session, final=True)  # a one-shot read takes it at once
+    assert tree.get("appended") is not None
+
+
+def test_an_early_child_of_another_file_is_killed(early_session: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parse_child.fork_early(early_session)
+    child = parse_child._early
+    assert child is not None
+    other = early_session.with_name("other.jsonl")
+    other.write_bytes(early_session.read_bytes())
+    forks = _counting_forks(monkeypatch)
+    tree, _ = load_session_fast(other)
+    assert child._status is not None and forks == [1]  # ended and reaped; the load forked its own child
+    assert signature(tree) == signature(load_session_progressive(other)[0])
+
+
+def test_a_replaced_file_is_not_read_by_the_early_child(early_session: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parse_child.fork_early(early_session)
+    child = parse_child._early
+    assert child is not None
+    data = early_session.read_bytes()
+    early_session.unlink()
+    early_session.write_bytes(data[: len(data) * 3 // 4])  # a new file, shorter: Pi rewrote it
+    forks = _counting_forks(monkeypatch)
+    tree, _ = load_session_fast(early_session)
+    assert child._status is not None and forks == [1]
+    assert signature(tree) == signature(load_session_progressive(early_session)[0])
+
+
+def test_no_early_child_when_a_tree_cache_exists_or_the_file_is_small(
+    early_session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pitree.store import tree_cache
+
+    monkeypatch.delenv("PITREE_NO_CACHE")
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)
+    load_session_fast(early_session)  # fills the cache
+    forks = _counting_forks(monkeypatch)
+    parse_child.fork_early(early_session)
+    assert parse_child._early is None and forks == []
+    monkeypatch.setattr(parse_child, "MIN_BYTES", early_session.stat().st_size + 1)
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "empty"))
+    parse_child.fork_early(early_session)
+    assert parse_child._early is None and forks == []
+    parse_child.fork_early(tmp_path / "missing.jsonl")  # the load says what is wrong, not the early fork
+    assert parse_child._early is None
+
+
+def test_an_early_child_nobody_took_is_killed_at_exit(early_session: Path) -> None:
+    parse_child.fork_early(early_session)
+    child = parse_child._early
+    assert child is not None
+    parse_child._drop_early()  # what atexit runs
+    assert parse_child._early is None and child._status is not None
+    with pytest.raises(ChildProcessError):
+        parse_child.os.waitpid(child.pid, 0)  # reaped: no zombie left
+
+
+def test_a_cancelled_load_ends_the_early_child(early_session: Path) -> None:
+    parse_child.fork_early(early_session)
+    child = parse_child._early
+    assert child is not None
+    calls: list[int] = []
+
+    def cancel_soon() -> bool:
+        calls.append(1)
+        return len(calls) > 3
+
+    with pytest.raises(session_file.LoadCancelled):
+        load_session_fast(early_session, cancelled=cancel_soon)
+    assert child._status is not None  # killed (or done) and reaped by the load, not left to exit
