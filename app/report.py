@@ -16,7 +16,7 @@ import orjson
 
 from .session.context import ContextMessage, SessionContext, build_context
 from .session.entries import IS_ERROR, Node
-from .session.layout import ActivePath, Layout, Row, RowStream
+from .session.layout import ActivePath, Layout, Row, RowStream, RowTuple
 from .session.tree import SessionTree
 from .session.usage import usage_report
 from .store.session_file import EntryReader
@@ -43,21 +43,25 @@ def problems_list(tree: SessionTree) -> list[dict[str, Any]]:
     return [{"line": p.line, "message": p.message} for p in tree.problems]
 
 
-def _rows(tree: SessionTree, rows: Iterable[Row], active: ActivePath) -> list[dict[str, Any]]:
-    row_text = tree.row_text
+def _rows(tree: SessionTree, rows: Iterable[Row | RowTuple], active: ActivePath) -> list[dict[str, Any]]:
+    """The JSON rows. Inlined (`SessionTree.row_text`, `ActivePath`): this runs once per row of the session."""
+    row_text, on = tree.row_text, active.mask()
+    last = len(on)
     out = []
     for row in rows:
-        node = row.node
+        node = row[0]
         parent = node.parent
+        role = node.role
+        idx = node.idx
         out.append(
             {
                 "id": node.id,
                 "parentId": parent.id if parent is not None else None,
                 "type": node.type,
-                "role": node.role,
-                "text": row_text(node),
-                "depth": row.indent,
-                "onActivePath": node in active,
+                "role": role,
+                "text": row_text(node) if role == "toolResult" else node.text,
+                "depth": row[1],
+                "onActivePath": idx < last and on[idx] == 1,
             }
         )
     return out

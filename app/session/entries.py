@@ -155,6 +155,16 @@ def shared_string(value: str) -> str:
     return _intern(value) if type(value) is str else value
 
 
+def shared_strings() -> dict[str, str]:
+    """The shared copies by value (a lookup that misses means: call `shared_string`)."""
+    return _STRINGS
+
+
+def shared_models() -> dict[tuple[Any, Any], tuple[Any, Any]]:
+    """The shared (provider, model) pairs by value (a miss means: call `shared_model`)."""
+    return _MODELS
+
+
 def _hashable(*values: Any) -> bool:
     return all(v is None or isinstance(v, str) for v in values)
 

@@ -47,10 +47,15 @@ class ActivePath:
     __slots__ = ("_on",)
 
     def __init__(self, leaf: Node | None = None) -> None:
-        self._on = bytearray()
+        self._on = on = bytearray(leaf.idx + 1 if leaf is not None else 0)
+        size = len(on)
         node = leaf
-        while node is not None:
-            self.add(node)
+        while node is not None:  # `add`, inlined: the path can be most of a 100,000-entry session
+            idx = node.idx
+            if idx >= size:  # an ancestor later in the file than the leaf (it adopted orphans)
+                on.extend(bytes(idx + 1 - size))
+                size = idx + 1
+            on[idx] = 1
             node = node.parent
 
     def add(self, node: Node) -> None:
@@ -58,6 +63,11 @@ class ActivePath:
         if idx >= len(on):
             on.extend(bytes(idx + 1 - len(on)))
         on[idx] = 1
+
+    def mask(self) -> bytearray:
+        """The bytes themselves: 1 at `Node.idx` for an entry on the path (shorter than the tree when the
+        last entries are not on it). For loops over many rows; do not change it."""
+        return self._on
 
     def __contains__(self, node: object) -> bool:
         idx = node.idx if isinstance(node, Node) else -1
@@ -267,9 +277,10 @@ def build_layout(tree: SessionTree, mode: str = "default", query: str = "", leaf
 @dataclass
 class RowStream:
     """`build_layout`'s rows made one at a time and not kept (`end` stays 0): for output that is written as it
-    goes (`pitree tree`), so a 100,000-row layout never exists whole. `rows` can be iterated once."""
+    goes (`pitree tree`), so a 100,000-row layout never exists whole. `rows` can be iterated once; each is a
+    plain tuple in `Row`'s field order (`Row._make` makes one a `Row`)."""
 
-    rows: Iterator[Row]
+    rows: Iterator[RowTuple]
     leaf: Node | None
     active: ActivePath
     mode: str
@@ -280,7 +291,7 @@ def stream_layout(tree: SessionTree, mode: str = "default", query: str = "", lea
     """The rows of `build_layout(tree, mode, query, leaf)`, in the same order, each made when it is asked for."""
     with gc_paused():
         roots, shown, active, leaf = _shown_forest(tree, mode, query, leaf)
-    return RowStream(map(Row._make, _rows_of(roots, shown)), leaf, active, mode, query)
+    return RowStream(_rows_of(roots, shown), leaf, active, mode, query)
 
 
 Shown = dict[Node, "Node | list[Node]"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from .entries import SYNTHETIC_ID, Node, fill_node, shared_model, shared_string
+from .entries import SYNTHETIC_ID, Node, fill_node, shared_model, shared_models, shared_string, shared_strings
 from .gcpause import BIG, gc_paused
 from .parse import BOM, iter_lines
 from .tree import Problem, SessionTree, Skipped
@@ -191,13 +191,14 @@ class SessionBuilder:
         base_idx = len(tree.nodes)
         nodes = []
         new_node = Node.__new__
-        intern = shared_string
+        intern, known = shared_string, shared_strings()
+        models = shared_models()
         at = tree.at
         at.cut(base_idx)
         at.line.extend([r[2] + shift for r in rows])
         at.offset.extend([r[3] for r in rows])
         at.length.extend([r[4] for r in rows])
-        for i, r in enumerate(rows):
+        for idx, r in enumerate(rows, base_idx):
             node = new_node(Node)
             (
                 node.id,
@@ -205,26 +206,31 @@ class SessionBuilder:
                 line,
                 _,
                 _,
-                node.type,
-                node.role,
+                etype,
+                role,
                 node._ts,
                 node.text,
                 node.flags,
                 node.est,
-                usage,
+                node.usage,  # a tuple or None, as marshal keeps it
                 model,
                 node.meta,
                 node.calls,
                 node.call_id,
             ) = r
-            node.type = intern(node.type)
-            if node.role is not None:
-                node.role = intern(node.role)
-            node.usage = tuple(usage) if usage is not None else None
-            node.model = shared_model(*model) if model is not None else None
+            # The shared copies, looked up directly: most entries repeat a type, role and model seen before.
+            node.type = known.get(etype) or intern(etype)
+            node.role = None if role is None else known.get(role) or intern(role)
+            if model is None:
+                node.model = None
+            else:
+                try:
+                    node.model = models.get(model) or shared_model(*model)
+                except TypeError:  # a JSON list or object where Pi writes a string: not shared
+                    node.model = shared_model(*model)
             if shift and node.flags & SYNTHETIC_ID and node.id == _line_id(line):
                 node.id = _line_id(line + shift)  # named in a segment whose lines counted from 1
-            node.idx = base_idx + i
+            node.idx = idx
             node._at = at
             node._tsv = None
             node.children = []

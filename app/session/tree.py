@@ -195,23 +195,33 @@ class SessionTree:
     def add(self, new_nodes: Iterable[Node]) -> list[Node]:
         """Link new entries (in file order) into the tree. Returns the nodes that joined the tree."""
         added: list[Node] = []
+        keep, by_id, waiting, tool_calls = self.nodes.append, self.by_id, self._waiting, self.calls
         for node in new_nodes:
-            self.nodes.append(node)
-            old = self.by_id.get(node.id)
+            keep(node)
+            nid = node.id
+            old = by_id.get(nid)
             if old is not None:
                 self._drop_duplicate(old, node)
-            self.by_id[node.id] = node
-            self._link(node)
-            waiting = self._waiting.pop(node.id, None)
+            by_id[nid] = node
+            pid = node.parent_id
+            parent = by_id.get(pid) if pid is not None else None
+            if parent is not None and pid != nid and not parent.children:  # most entries: an only child
+                node.parent = parent
+                node.parent_id = parent.id  # the same string object as the parent's id: one copy in memory
+                parent.children = [node]
+            else:
+                self._link(node)
             if waiting:
-                self._adopt(node, waiting)
+                orphans = waiting.pop(nid, None)
+                if orphans:
+                    self._adopt(node, orphans)
             calls = node.calls
             if calls is not None:
                 for pair in calls:
                     if isinstance(pair[0], str):
-                        self.calls[pair[0]] = pair
+                        tool_calls[pair[0]] = pair
             elif node.call_id is not None:
-                known = self.calls.get(node.call_id) if isinstance(node.call_id, str) else None
+                known = tool_calls.get(node.call_id) if isinstance(node.call_id, str) else None
                 if known is not None:
                     node.call_id = known[0]  # one copy of the id string, the call's
             meta = node.meta

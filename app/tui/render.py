@@ -13,21 +13,16 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from markdown_it.token import Token
 from pitree.session.entries import FROM_HOOK, SYNTHETIC_ID, Node, parse_timestamp
 from pitree.session.text import as_str, make_safe
 from pitree.session.tree import SessionTree
 from pitree.summary.tokens import llm_text
 from rich.console import RenderableType
-from rich.markdown import Markdown
-from rich.syntax import Syntax
-from rich.table import Table
 from rich.text import Text
 
 MAX_CHARS = 200_000  # of one field; the rest is counted, not shown
@@ -80,6 +75,8 @@ def highlighted(code: str, lexer: str | None, style: str = "") -> Text:
     """`code` (already safe) as wrapping Text, highlighted by pygments when a lexer is given."""
     if not lexer:
         return Text(code, style)
+    from rich.syntax import Syntax  # on first use, as Markdown (pygments comes with it)
+
     text = Syntax(code, lexer, theme=THEME, word_wrap=True).highlight(code)
     text.no_wrap = False
     text.rstrip()
@@ -143,41 +140,12 @@ def _head_and_fold(
     return parts
 
 
-class SafeMarkdown(Markdown):
-    """Rich Markdown without hyperlinks, whose parsed tokens are made safe (entities decode after parsing)."""
-
-    def __init__(self, source: str) -> None:
-        super().__init__(make_safe(source), code_theme=THEME, hyperlinks=False)
-        _sanitize(self.parsed)
-
-
-def _sanitize(tokens: Iterable[Token]) -> None:
-    for token in tokens:
-        token.content = make_safe(token.content)
-        token.info = make_safe(token.info, keep_newlines=False)
-        if token.attrs:
-            token.attrs = {
-                k: make_safe(v, keep_newlines=False) if isinstance(v, str) else v for k, v in token.attrs.items()
-            }
-        if token.children:
-            _sanitize(token.children)
-
-
 def markdown(value: Any) -> list[Part]:
-    """Markdown from its source; beyond MARKDOWN_MAX the rest is plain text in a Fold."""
-    kept, left_out = cut(as_str(value))
-    rest = ""
-    if len(kept) > MARKDOWN_MAX:
-        split = kept.rfind("\n", 0, MARKDOWN_MAX)
-        split = split if split > MARKDOWN_MAX // 2 else MARKDOWN_MAX
-        kept, rest = kept[:split], kept[split:].lstrip("\n")
-    parts: list[Part] = [SafeMarkdown(kept)]
-    if rest:
-        lines = rest.count("\n") + 1
-        parts.append(_fold(f"… {lines:,} more lines (plain text)", make_safe(rest), _note(left_out), None))
-    elif left_out:
-        parts.append(Text(f"… {left_out:,} more characters not shown", "dim italic"))
-    return parts
+    """Markdown from its source; beyond MARKDOWN_MAX the rest is plain text in a Fold (`render_markdown`,
+    imported on first use: markdown-it and Rich's Markdown cost ~50 ms of the explorer's start)."""
+    from .render_markdown import markdown as render
+
+    return render(value)
 
 
 def json_text(value: Any, limit: int = MAX_CHARS) -> tuple[str, int]:
@@ -343,6 +311,8 @@ def usage_table(usage: Any) -> RenderableType:
     """input, output, cacheRead, cacheWrite, totalTokens and cost of one assistant turn."""
     if not isinstance(usage, dict):
         return label("usage", usage, "red")
+    from rich.table import Table
+
     table = Table(box=None, pad_edge=False, header_style="dim", padding=(0, 2, 0, 0))
     cols = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
     for name in (*cols, "cost"):

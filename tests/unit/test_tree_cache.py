@@ -91,3 +91,30 @@ def test_disabled_and_corrupt_cache(big: Path, monkeypatch: pytest.MonkeyPatch) 
     assert tree_cache.load_cached(big) is None
     monkeypatch.setenv("PITREE_NO_CACHE", "1")
     assert tree_cache.cache_dir() is None
+
+
+def test_wrong_typed_fields_and_shared_models_survive_caching(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)
+    entries = chain(40)
+    odd = [
+        {"provider": ["a", "list"], "model": {"an": "object"}},  # unhashable: not shared, kept as is
+        {"provider": 7, "model": None},
+        {"provider": "anthropic", "model": "claude"},
+        {"provider": "anthropic", "model": "claude"},
+    ]
+    for i, fields in enumerate(odd):
+        entry = assistant(f"odd{i}", entries[-1]["id"], "text")
+        entry["message"].update(fields)
+        entry["message"]["role"] = "assistant"
+        entries.append(entry)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(to_bytes(entries))
+    load_session_fast(path)
+    cached, _ = load_session_fast(path)
+    assert tree_cache.load_cached(path) is not None
+    parsed, _ = load_session_progressive(path)
+    assert signature(cached) == signature(parsed)
+    models = [cached.get(f"odd{i}").model for i in range(4)]
+    assert models[0] == (["a", "list"], {"an": "object"}) and models[1] == (7, None)
+    assert models[2] is models[3] is parsed.get("odd2").model  # one shared pair, as a parse makes it
