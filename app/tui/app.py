@@ -19,6 +19,7 @@ from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, LoadCancelled, SessionFileError, load_session_fast
+from pitree.summary.tokens import load_encoder
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.status_bar import Status, StatusBar
@@ -34,11 +35,14 @@ from textual.timer import Timer
 from textual.widgets import Footer, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from . import textual_fixes
 from .live import LiveSession
 from .screens import ScreensMixin, asset_text
 from .writing import WritingMixin
 
 PROGRESS_EVERY = 0.1  # seconds between redraws of the loading bar
+
+textual_fixes.apply()
 
 if TYPE_CHECKING:
     from pitree.store.session_index import SessionIndex
@@ -324,6 +328,9 @@ class PitreeApp(WritingMixin, ScreensMixin):
 
     @work(thread=True, exclusive=True, group="prewarm", description="Preparing filters", exit_on_error=False)
     def prewarm_layouts(self) -> None:
+        # The token encoder first (the entry pane asks for it right away): the ~12 MB dict its build holds for
+        # a moment is then reused by the layouts and the search index, not added to them (peak ~16 MB lower).
+        load_encoder()
         self.tree_view.prewarm()
         if self.stree is not None:
             self.stree.search_index.update()  # so the first search is as fast as the next
