@@ -34,12 +34,14 @@ CHUNK = 1 << 20  # bytes of lines per frame (as session_file reads them)
 MIN_BYTES = 24 << 20  # below this, forking costs more than it saves
 # The parent's share of the bytes. After its part it adopts the child's frames (a quarter to a third of the
 # time parsing them took) and writes the front of the tree cache, so it takes less than half. Measured with
-# bench/bench_split.py on this machine: `pitree tree --json` at 100k entries took 1,438 ms at 0.4, 1,551 at 0.45
-# and 1,608 at 0.5 (5 runs each, interleaved).
+# bench/bench_split.py on this machine, `pitree tree --json` at 100k entries, 5 runs each, interleaved: 1,254 ms
+# at 0.3, 1,247 at 0.35, 1,197 at 0.4, 1,202 at 0.45 (and 1,608 at 0.5 before the adoption got faster).
 SHARE = 0.4
-# Forked before the explorer imports Textual (~0.3 s) and starts, which the parent does first; in tmux the first
-# screen came at ~1.53 s with 0.2 or 0.25 and ~1.69 s with 0.3 (4 runs each).
-EARLY_SHARE = 0.25
+# Forked before the explorer imports Textual (~0.3 s) and starts, which the parent does first. Three runs of
+# measurements put 0.3 ahead of 0.25 by 2-10% and of 0.35 by ~10%: bench_split.py `early` (import + load) 1,147 ms
+# at 0.3, 1,185 at 0.25, 1,270 at 0.35, 1,209 without the early fork; the first screen in tmux, 5 runs: 1,461 ms
+# at 0.3, 1,621 at 0.25, 1,707 without it.
+EARLY_SHARE = 0.3
 
 
 class Child:
