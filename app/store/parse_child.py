@@ -37,11 +37,11 @@ MIN_BYTES = 24 << 20  # below this, forking costs more than it saves
 # bench/bench_split.py on this machine, `pitree tree --json` at 100k entries, 5 runs each, interleaved: 1,254 ms
 # at 0.3, 1,247 at 0.35, 1,197 at 0.4, 1,202 at 0.45 (and 1,608 at 0.5 before the adoption got faster).
 SHARE = 0.4
-# Forked before the explorer imports Textual (~0.3 s) and starts, which the parent does first. Three runs of
-# measurements put 0.3 ahead of 0.25 by 2-10% and of 0.35 by ~10%: bench_split.py `early` (import + load) 1,147 ms
-# at 0.3, 1,185 at 0.25, 1,270 at 0.35, 1,209 without the early fork; the first screen in tmux, 5 runs: 1,461 ms
-# at 0.3, 1,621 at 0.25, 1,707 without it.
-EARLY_SHARE = 0.3
+# Forked before the explorer imports Textual (~0.3 s) and starts, which the parent does first. The first screen in
+# tmux (bench-like runs at 100k entries, interleaved): 1,282 ms at 0.25 vs 1,413 at 0.3 (8 runs each), 1,380 vs
+# 1,599 (4 runs); an earlier 5-run batch had it the other way (1,621 vs 1,461), and 1,707 ms without the early
+# fork. bench_split.py `early` (import + load only): 1,185 ms at 0.25, 1,147 at 0.3, 1,270 at 0.35.
+EARLY_SHARE = 0.25
 
 
 class Child:
