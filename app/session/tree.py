@@ -205,7 +205,8 @@ class SessionTree:
             by_id[nid] = node
             pid = node.parent_id
             parent = by_id.get(pid) if pid is not None else None
-            if parent is not None and pid != nid and not parent.children:  # most entries: an only child
+            # `_link`'s commonest case inline (an only child of a known parent): it is most entries of a session
+            if parent is not None and pid != nid and not parent.children:
                 node.parent = parent
                 node.parent_id = parent.id  # the same string object as the parent's id: one copy in memory
                 parent.children = [node]

@@ -245,7 +245,7 @@ def _load_uncached(
 
     def both(front: int, _total: int) -> None:
         """Progress as bytes in the tree: a byte of the front counts whole once the parent parsed it, one of
-        the back half once the child parsed it and half again once the parent adopted it."""
+        the back part once the child parsed it and half again once the parent adopted it."""
         if report is not None:
             report(front + (child.parsed - split + builder.size - min(builder.size, split)) // 2, size)
 
