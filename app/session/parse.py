@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -164,3 +164,21 @@ def iter_lines(data: bytes, base_offset: int = 0, base_line: int = 1, final: boo
 def has_bom(data: bytes) -> bool:
     """True when the file starts with a UTF-8 byte-order mark (Pi's JSON.parse fails on that header)."""
     return data.startswith(BOM)
+
+
+def line_blocks(fh: IO[bytes], start: int, stop: int | None, chunk_size: int) -> Iterator[tuple[bytes, int]]:
+    """Read `fh` from byte `start` up to `stop` (the end when None), `chunk_size` at a time; for each read, the
+    complete lines it finished (b"" when none) and the offset read up to. Bytes after the last newline wait for
+    the next read; at the end they are left out (a torn line that may still be being written)."""
+    fh.seek(start)
+    pending = b""
+    pos = start
+    while stop is None or pos < stop:
+        chunk = fh.read(chunk_size if stop is None else min(chunk_size, stop - pos))
+        if not chunk:
+            return
+        pos += len(chunk)
+        data = pending + chunk if pending else chunk
+        cut = data.rfind(b"\n") + 1
+        pending = data[cut:]
+        yield data[:cut], pos

@@ -28,6 +28,7 @@ except ImportError:  # not on Windows, where there is no fork either
     fcntl = None  # type: ignore[assignment]
 
 from ..session.load import SessionBuilder
+from ..session.parse import line_blocks
 from . import tree_cache
 
 CHUNK = 1 << 20  # bytes of lines per frame (as session_file reads them)
@@ -158,23 +159,14 @@ def _parse_part(path: Path, builder: SessionBuilder, split: int, size: int, fd: 
     """In the child: the complete lines of [split, size), `CHUNK` at a time, each chunk one frame; a torn last
     line is left for the parent's tailer."""
     with open(path, "rb") as fh:
-        fh.seek(split)
-        pending = b""
         start = split
-        left = size - split
-        while left > 0:
-            chunk = fh.read(min(CHUNK, left))
-            if not chunk:
-                break
-            left -= len(chunk)
-            data = pending + chunk if pending else chunk
-            cut = data.rfind(b"\n") + 1
-            if cut:
+        for lines, _ in line_blocks(fh, split, size, CHUNK):
+            if lines:
                 part = builder.continuation(start)
-                rows = part.parse_segment(data[:cut])
-                start += cut
-                _send(fd, marshal.dumps((rows, *part.segment_tail(start - cut)), tree_cache.ROWS_MARSHAL), start)
-            pending = data[cut:]
+                rows = part.parse_segment(lines)
+                segment = marshal.dumps((rows, *part.segment_tail(start)), tree_cache.ROWS_MARSHAL)
+                start += len(lines)
+                _send(fd, segment, start)
 
 
 # ---- the early fork -----------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 from ..session.entries import Node
 from ..session.gcpause import BIG, gc_paused
 from ..session.load import SessionBuilder, migrate_entry
-from ..session.parse import parse_line
+from ..session.parse import line_blocks, parse_line
 from ..session.tree import SessionTree
 from . import parse_child, tree_cache
 from .tree_cache import CacheWriter
@@ -125,23 +125,15 @@ def _feed_lines(
     try:
         # One pause over the whole read (chunks are too small to count as big builds on their own).
         with open(path, "rb") as fh, gc_paused(big=span > BIG):
-            fh.seek(builder.size)
-            pending = b""
-            while stop is None or builder.size + len(pending) < stop:
-                if cancelled is not None and cancelled():
-                    raise LoadCancelled(f"loading {path.name} cancelled")
-                want = chunk_size if stop is None else min(chunk_size, stop - builder.size - len(pending))
-                chunk = fh.read(want)
-                if not chunk:
-                    break
-                data = pending + chunk if pending else chunk
-                cut = data.rfind(b"\n") + 1
-                if cut:
-                    builder.feed(data[:cut], final=False)
-                pending = data[cut:]
+            if cancelled is not None and cancelled():
+                raise LoadCancelled(f"loading {path.name} cancelled")
+            for lines, done in line_blocks(fh, builder.size, stop, chunk_size):
+                if lines:
+                    builder.feed(lines, final=False)
                 if progress is not None:
-                    done = builder.size + len(pending)
                     progress(done, max(total, done))
+                if cancelled is not None and cancelled() and (stop is None or done < stop):
+                    raise LoadCancelled(f"loading {path.name} cancelled")
     except OSError as exc:
         raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
 
