@@ -329,7 +329,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
     @work(thread=True, exclusive=True, group="prewarm", description="Preparing filters", exit_on_error=False)
     def prewarm_layouts(self) -> None:
         # The token encoder first (the entry pane asks for it right away): the ~12 MB dict its build holds for
-        # a moment is then reused by the layouts and the search index, not added to them (peak ~16 MB lower).
+        # a moment is then reused by the layouts and the search index, not added to them (peak ~8 MB lower).
         load_encoder()
         self.tree_view.prewarm()
         if self.stree is not None:
