@@ -137,8 +137,9 @@ def table(results: list[dict[str, Any]]) -> str:
         f"How measured: wall time of each whole process (Python or Node start-up included; Pi's in-process "
         f"`open`+`getTree` in parentheses), median of {' / '.join(map(str, runs))} runs (fewer at 1M entries); "
         "peak RSS = the larger of the process's own peak (wait4) and the peak PSS sum of it and its forked "
-        "parse child (sampled every 50 ms); floor = one Python process reading the file and `orjson.loads` "
-        "on every line; a run that errs or passes the time limit shows as fails (reason)."
+        "parse child (sampled every 50 ms), in MB of 10^6 bytes as the file sizes are; floor = one Python "
+        "process reading the file and `orjson.loads` on every line; a run that errs or passes the time limit "
+        "shows as fails (reason)."
     )
     return "\n".join(lines)
 

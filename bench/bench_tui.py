@@ -29,6 +29,7 @@ from common import (  # noqa: E402
     fmt_ms,
     fmt_n,
     fmt_s,
+    kib_to_mb,
     median,
     run_measured,
     session,
@@ -69,7 +70,7 @@ async def pilot_run(path: Path) -> dict[str, float]:
             await _keys(app, pilot, out)
     finally:
         TreeView.render_line = draw  # type: ignore[method-assign]
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_rss_mb"] = kib_to_mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
     return out
 
 
@@ -235,7 +236,8 @@ def pilot_table(results: list[dict[str, Any]]) -> str:
         "first line drawn (imports excluded; tmux = the cold figure below, imports included); keys: ↑ ×20, "
         "PgUp ×10, fold/unfold the root ×10, ^o ×10 after the filter layouts "
         "were prepared, each key → the tree's last line drawn for it; search = `set_search('read src')` over "
-        "the whole tree; peak RSS of that process with its forked parse child (as in the load table)."
+        "the whole tree; peak RSS of that process with its forked parse child (as in the load table, in MB of "
+        "10^6 bytes)."
     )
     return "\n".join(lines)
 

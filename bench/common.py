@@ -119,13 +119,19 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
+def kib_to_mb(kib: float) -> float:
+    """KiB (what the kernel reports memory in) to MB of 10^6 bytes, the unit file sizes are given in here: a
+    ratio of memory to file size must not mix MiB with MB (that flattered it by 4.9%)."""
+    return kib * 1024 / 1e6
+
+
 def tree_memory_mb(pid: int) -> float:
-    """Memory of a process and its descendants now: the sum of their PSS (shared pages split between them, so a
-    forked child is not counted twice), or of their RSS where PSS is not available."""
+    """Memory of a process and its descendants now, in MB (10^6 bytes): the sum of their PSS (shared pages
+    split between them, so a forked child is not counted twice), or of their RSS where PSS is not available."""
     total = 0
     for p in _descendants(pid):
         total += _kb(f"/proc/{p}/smaps_rollup", b"Pss:") or _kb(f"/proc/{p}/status", b"VmRSS:")
-    return total / 1024
+    return kib_to_mb(total)
 
 
 def run_measured(
@@ -134,7 +140,7 @@ def run_measured(
     env: dict[str, str] | None = None,
     timeout: float | None = None,
 ) -> tuple[float, float, bytes]:
-    """(wall seconds, peak memory in MB, stdout bytes if captured).
+    """(wall seconds, peak memory in MB of 10^6 bytes, stdout bytes if captured).
 
     Peak memory is the larger of the process's own peak RSS (wait4) and the peak of its and its children's memory
     together (`tree_memory_mb`, sampled every 50 ms): pitree parses a big file's back half in a forked child.
@@ -172,7 +178,7 @@ def run_measured(
         if proc.returncode != 0:
             err.seek(0)
             raise BenchFailure(failure_reason(err.read().decode(errors="replace"), proc.returncode))
-    return wall, max(usage.ru_maxrss / 1024, sampled[0]), out
+    return wall, max(kib_to_mb(usage.ru_maxrss), sampled[0]), out
 
 
 def median(values: Sequence[float]) -> float:
