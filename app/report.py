@@ -178,8 +178,11 @@ def compaction_split(tree: SessionTree, node: Node) -> CompactionSplit:
     return CompactionSplit(before, summarized, kept, on_path)
 
 
-def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None) -> dict[str, Any]:
-    """What one compaction summarized, what it kept, and the tokens before and after it."""
+def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None, exact: bool = True) -> dict[str, Any]:
+    """What one compaction summarized, what it kept, and the tokens before and after it. Without a `reader`
+    the entry is not read (no file lists) and nothing is counted by tiktoken; `exact=False` reads it but
+    leaves the tiktoken counts out too (None)."""
+    exact = exact and reader is not None
     meta = node.meta or {}
     first_kept = meta.get("firstKeptEntryId")
     split = compaction_split(tree, node)
@@ -213,7 +216,7 @@ def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None) 
         "firstKeptOnPath": on_path,
         "summarized": {"entries": len(summarized), "tokens": sum(m.tokens for m in summarized)},
         "kept": {"entries": len(kept), "tokens": kept_tokens},
-        "summaryTokens": {"estimate": summary_tokens, "tiktoken": count_text(summary) if reader else None},
+        "summaryTokens": {"estimate": summary_tokens, "tiktoken": count_text(summary) if exact else None},
         "tokensAfter": {"estimate": summary_tokens + kept_tokens},
         "readFiles": [],
         "modifiedFiles": [],
@@ -226,6 +229,8 @@ def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None) 
         if isinstance(details, dict):
             result["readFiles"] = [f for f in details.get("readFiles") or [] if isinstance(f, str)]
             result["modifiedFiles"] = [f for f in details.get("modifiedFiles") or [] if isinstance(f, str)]
+    if exact:
+        assert reader is not None
         if kept:
             kept_ctx = SessionContext(leaf=None, path=[], messages=kept)
             kept_tiktoken = sum(tiktoken_counts(reader, kept_ctx))

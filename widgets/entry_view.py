@@ -2,9 +2,10 @@
 
 `show(node, tree, reader)` puts the header (from the compact `Node`) and "loading…" up at once; a thread
 worker re-reads the entry, builds its parts with `pitree.tui.render` and posts them back; a second
-message brings the tiktoken count. `toggle_raw()` switches to the stored line pretty-printed (the mode
-stays on for the next entries until toggled off). Folds become collapsed `Collapsible`s, so long output
-costs nothing until it is opened.
+message brings the tiktoken count, when `exact_tokens` is set or the encoder is built anyway (its tables
+cost ~30 MB, so the app leaves it off for big sessions until `count_exactly()`). `toggle_raw()` switches
+to the stored line pretty-printed (the mode stays on for the next entries until toggled off). Folds become
+collapsed `Collapsible`s, so long output costs nothing until it is opened.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pitree.session.entries import Node
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, SessionFileError
-from pitree.summary.tokens import count_text
+from pitree.summary.tokens import count_text, encoder_built
 from pitree.tui.render import Fold, Part, entry_parts, header, raw_parts, token_text
 from rich.console import RenderableType
 from rich.text import Text
@@ -30,6 +31,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 from textual.worker import get_current_worker
 
+NOT_COUNTED = "press t to count"  # the header's tiktoken note while exact counts are off
 TOKEN_CHUNK = 16_000  # characters per tiktoken call: it holds the GIL, so the UI waits for one chunk at most
 
 
@@ -82,9 +84,10 @@ class EntryView(VerticalScroll, can_focus=True):
         """Posted by the worker when an entry's parts are ready."""
 
         def __init__(
-            self, request: int, parts: list[Part], stop_reason: Any, counting: bool, painted: threading.Event
+            self, request: int, parts: list[Part], stop_reason: Any, tokens: str | None, painted: threading.Event
         ) -> None:
-            self.request, self.parts, self.stop_reason, self.counting = request, parts, stop_reason, counting
+            # tokens: what the header says of the tiktoken count until it comes ("counting…"), or instead of it
+            self.request, self.parts, self.stop_reason, self.tokens = request, parts, stop_reason, tokens
             self.painted = painted  # set once the parts are on screen
             super().__init__()
 
@@ -101,6 +104,7 @@ class EntryView(VerticalScroll, can_focus=True):
         self.raw = False
         self.loading = False  # true from `show` until the worker's parts are on screen
         self.tokens: int | str | None = None  # tiktoken count of the shown entry ("counting…" meanwhile)
+        self.exact_tokens = True  # count the shown entry with tiktoken (set by the app, per session)
         self._tree: SessionTree | None = None
         self._reader: EntryReader | None = None
         self._request = 0  # bumped by every show, so a late worker result for an older one is dropped
@@ -135,6 +139,12 @@ class EntryView(VerticalScroll, can_focus=True):
         self.node, self._tree, self._reader = None, None, None
         self._load_current()
 
+    def count_exactly(self) -> None:
+        """Count with tiktoken from now on, the shown entry at once (its encoder is built on first use)."""
+        self.exact_tokens = True
+        if self.node is not None and not isinstance(self.tokens, int):
+            self._load_current()
+
     def toggle_raw(self) -> None:
         """Switch between the rendered entry and its stored line, pretty-printed."""
         self.raw = not self.raw
@@ -158,10 +168,10 @@ class EntryView(VerticalScroll, can_focus=True):
         self.loading = True
         self._update_head()
         self._set_body([Static(Text(f"loading line {node.line:,} …"), classes="loading", markup=False)])
-        self._load(self._request, node, tree, reader, self.raw)
+        self._load(self._request, node, tree, reader, self.raw, self.exact_tokens or encoder_built())
 
     @work(thread=True, exclusive=True, group="entry", description="reading the selected entry", exit_on_error=False)
-    def _load(self, request: int, node: Node, tree: SessionTree, reader: EntryReader, raw: bool) -> None:
+    def _load(self, request: int, node: Node, tree: SessionTree, reader: EntryReader, raw: bool, exact: bool) -> None:
         worker = get_current_worker()
         entry: Any = None
         stop_reason: Any = None
@@ -175,7 +185,7 @@ class EntryView(VerticalScroll, can_focus=True):
                     from pitree.report import compaction_audit
                     from pitree.tui.audit_view import audit_parts
 
-                    parts = [*audit_parts(compaction_audit(tree, node, reader)), *parts]
+                    parts = [*audit_parts(compaction_audit(tree, node, reader, exact=exact)), *parts]
                 msg = entry.get("message")
                 if isinstance(msg, dict) and msg.get("role") == "assistant":
                     stop_reason = msg.get("stopReason")
@@ -192,8 +202,9 @@ class EntryView(VerticalScroll, can_focus=True):
         if worker.is_cancelled:
             return
         painted = threading.Event()
-        self.post_message(self.Loaded(request, parts, stop_reason, counting=bool(text), painted=painted))
-        if text:
+        note = None if not text else "counting…" if exact else NOT_COUNTED
+        self.post_message(self.Loaded(request, parts, stop_reason, tokens=note, painted=painted))
+        if text and exact:
             # Counting holds the GIL in bursts; start once the entry is on screen so it never delays that.
             while not painted.wait(0.05):
                 if worker.is_cancelled:
@@ -208,7 +219,7 @@ class EntryView(VerticalScroll, can_focus=True):
             return
         self.loading = False
         self._stop_reason = message.stop_reason
-        self.tokens = "counting…" if message.counting else None
+        self.tokens = message.tokens
         self._update_head()
         self._set_body([self._widget(part) for part in message.parts])
         self.scroll_home(animate=False)

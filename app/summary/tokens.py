@@ -31,6 +31,11 @@ def load_encoder() -> None:
     _encoding()
 
 
+def encoder_built() -> bool:
+    """Whether the encoder is built: from then on its ~30 MB are spent, and counting costs time only."""
+    return _build.cache_info().currsize > 0
+
+
 @lru_cache(maxsize=1)
 def _build() -> Any:
     import tiktoken

@@ -19,7 +19,7 @@ from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, LoadCancelled, SessionFileError, load_session_fast
-from pitree.summary.tokens import load_encoder
+from pitree.summary.tokens import encoder_built, load_encoder
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.status_bar import Status, StatusBar
@@ -41,6 +41,10 @@ from .screens import ScreensMixin, asset_text
 from .writing import WritingMixin
 
 PROGRESS_EVERY = 0.1  # seconds between redraws of the loading bar
+# Sessions this big or bigger count tokens with tiktoken only on request (`t`): its tables cost ~30 MB, as
+# much as the tree of a 30 MB session, and 15% of what a 100 MB session's explorer holds. Below it, the entry
+# pane counts every entry it shows exactly from the start.
+EXACT_TOKENS_FROM = 32_000_000
 
 textual_fixes.apply()
 
@@ -71,13 +75,14 @@ class PitreeApp(WritingMixin, ScreensMixin):
         Binding("c", "context", "Context"),
         Binding("u", "usage", "Usage"),
         Binding("e", "export", "Export"),
+        Binding("t", "exact_tokens", "Exact tokens", show=False),
         Binding("escape", "sessions", "Sessions", show=False),
     ]
 
     # Keys of the explorer itself: off (and out of the footer) while another screen is on top.
     EXPLORER_ACTIONS = frozenset(
         {"search", "next_match", "goto", "toggle_follow", "toggle_raw", "show_skipped", "switch_pane", "label"}
-        | {"context", "usage", "sessions", "export"}
+        | {"context", "usage", "sessions", "export", "exact_tokens"}
     )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -136,6 +141,8 @@ class PitreeApp(WritingMixin, ScreensMixin):
         self.live: LiveSession | None = None
         self._index: SessionIndex | None = None  # the browser's, opened on first use
         self.follow_off = False  # set by `f`: stay put even on the leaf
+        self.exact_asked = False  # `t` was pressed: count exactly in every session from now on
+        self.exact_tokens = False  # the entry pane counts with tiktoken in this session (see EXACT_TOKENS_FROM)
         self._entry_timer: Timer | None = None
         self._select_after_append: str | None = None
         self._freezer = Freezer()  # keeps the loaded tree out of collections (see `_freeze_tree`)
@@ -202,6 +209,8 @@ class PitreeApp(WritingMixin, ScreensMixin):
         except OSError:
             size = 0
         progress.update(total=max(size, 1), progress=0)
+        self.exact_tokens = self.exact_asked or size < EXACT_TOKENS_FROM or encoder_built()
+        self.query_one(EntryView).exact_tokens = self.exact_tokens
         if path.exists():
             self.load_session()
         else:
@@ -330,7 +339,8 @@ class PitreeApp(WritingMixin, ScreensMixin):
     def prewarm_layouts(self) -> None:
         # The token encoder first (the entry pane asks for it right away): the ~12 MB dict its build holds for
         # a moment is then reused by the layouts and the search index, not added to them (peak ~8 MB lower).
-        load_encoder()
+        if self.exact_tokens:
+            load_encoder()
         self.tree_view.prewarm()
         if self.stree is not None:
             self.stree.search_index.update()  # so the first search is as fast as the next
@@ -524,6 +534,15 @@ class PitreeApp(WritingMixin, ScreensMixin):
     def action_toggle_raw(self) -> None:
         self.query_one(EntryView).toggle_raw()
 
+    def action_exact_tokens(self) -> None:
+        """Count tokens with tiktoken from now on (`t`), for a session too big for that to be on by default."""
+        if self.exact_tokens:
+            self.notify("Exact token counts (tiktoken cl100k) are on.", title="tokens")
+            return
+        self.exact_asked = self.exact_tokens = True
+        self.query_one(EntryView).count_exactly()
+        self.notify("Exact token counts (tiktoken cl100k) on: its tables take ~30 MB.", title="tokens")
+
     def action_switch_pane(self) -> None:
         entry = self.query_one(EntryView)
         (self.tree_view if entry.has_focus else entry).focus()
@@ -538,6 +557,9 @@ class PitreeApp(WritingMixin, ScreensMixin):
         yield SystemCommand("Skipped lines and notes", "Lines that are not entries (s)", self.action_show_skipped)
         yield SystemCommand("Context view", "What the model gets at the selected entry (c)", self.action_context)
         yield SystemCommand("Usage", "Tokens and cost per model and per branch (u)", self.action_usage)
+        yield SystemCommand(
+            "Exact token counts", "Count the entry pane's tokens with tiktoken cl100k (t)", self.action_exact_tokens
+        )
         yield SystemCommand("Export", "Root → selected entry as Markdown, HTML or a Pi session (e)", self.action_export)
         for mode in ("default", "no-tools", "user-only", "labeled-only", "all"):
             yield SystemCommand(

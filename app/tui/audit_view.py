@@ -37,11 +37,18 @@ def audit_parts(audit: dict[str, Any]) -> list[RenderableType]:
     table.add_row("tokensBefore (stored by Pi)", "", _n(before), "")
     table.add_row("summarized (replaced)", _n(summarized["entries"]), _n(summarized["tokens"]), "")
     table.add_row("kept (firstKeptEntryId →)", _n(kept["entries"]), _n(kept["tokens"]), "")
-    table.add_row("summary", "", _n(summary["estimate"]), _n(summary.get("tiktoken")))
+    counted = summary.get("tiktoken") is not None  # not counted: tiktoken is loaded on request (see EntryView)
+    table.add_row("summary", "", _n(summary["estimate"]), _n(summary.get("tiktoken")) if counted else "—")
     table.add_row(
-        Text("after = summary + kept", "bold"), "", _n(after["estimate"]), _n(after.get("tiktoken")), style="bold"
+        Text("after = summary + kept", "bold"),
+        "",
+        _n(after["estimate"]),
+        _n(after.get("tiktoken")) if counted else "—",
+        style="bold",
     )
     parts: list[RenderableType] = [head, table]
+    if not counted:
+        parts.append(Text("tiktoken: press t to count exactly", "dim"))
     if isinstance(before, int | float) and not isinstance(before, bool) and before > 0:
         share = after["estimate"] / before
         change = f"context {_n(before)} → {_n(after['estimate'])} tokens (after is {share:.1%} of before)"
