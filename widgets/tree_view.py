@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import math
 import time
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -158,8 +159,7 @@ class TreeView(ScrollView, can_focus=True):
         self.cursor = 0
         self.columns = Columns()
         self.search_tokens: list[str] = []
-        self.matches: list[int] = []  # row indices (into layout.rows) that match the search
-        self._match_set: set[int] = set()
+        self.matches: array[int] = array("l")  # row indices (into layout.rows) that match the search, in order
         self._compaction_after: dict[str, int] = {}
         self._cache: dict[int, tuple[int, bool, Strip]] = {}
         self._last_highlight: str | None = None
@@ -198,7 +198,7 @@ class TreeView(ScrollView, can_focus=True):
         self._layouts.clear()
         self._compaction_after.clear()
         self._cache.clear()
-        self.shown, self.matches, self._match_set, self.marks = [], [], set(), {}
+        self.shown, self.matches, self.marks = [], array("l"), {}
         self.folded.clear()
         self.cursor = 0
         self.virtual_size = Size(self.size.width, 0)
@@ -324,16 +324,23 @@ class TreeView(ScrollView, can_focus=True):
     def _recompute_matches(self) -> None:
         tokens = self.search_tokens
         if not tokens or self.layout_ is None or self.stree is None:
-            self.matches, self._match_set = [], set()
+            self.matches = array("l")
             return
         hits = self.stree.search_index.matching(tokens)
         layout, entries = self.layout_, self.stree.nodes
         if len(hits) * 8 < len(layout.rows):  # few: find their rows
             found = (layout.row_of(entries[idx]) for idx in hits)
-            self.matches = sorted(row for row in found if row is not None)
+            self.matches = array("l", sorted(row for row in found if row is not None))
         else:
-            self.matches = [i for i, node in enumerate(layout.rows.nodes) if node.idx in hits]
-        self._match_set = set(self.matches)
+            flags, size = hits.flags, len(hits.flags)
+            self.matches = array(
+                "l", [i for i, node in enumerate(layout.rows.nodes) if node.idx < size and flags[node.idx]]
+            )
+
+    def _is_match(self, row: int) -> bool:
+        matches = self.matches
+        i = bisect.bisect_left(matches, row)
+        return i < len(matches) and matches[i] == row
 
     def match_position(self) -> int:
         """1-based index of the match at or before the cursor (0 if none)."""
@@ -348,12 +355,13 @@ class TreeView(ScrollView, can_focus=True):
         if not self.matches or self.layout_ is None:
             return False
         current = self.shown[self.cursor] if self.shown else -1
+        matches = self.matches
         if direction > 0:
-            later = [m for m in self.matches if m > current]
-            target = later[0] if later else self.matches[0]
+            i = bisect.bisect_right(matches, current)
+            target = matches[i] if i < len(matches) else matches[0]
         else:
-            earlier = [m for m in self.matches if m < current]
-            target = earlier[-1] if earlier else self.matches[-1]
+            i = bisect.bisect_left(matches, current)
+            target = matches[i - 1] if i > 0 else matches[-1]
         self._unfold_to(target)
         self._move_to(self.shown.index(target))
         return True
@@ -554,7 +562,7 @@ class TreeView(ScrollView, can_focus=True):
         style = self._body_style(node)
         start = len(text)
         text.append(make_safe(body, keep_newlines=False), style)
-        if row_index in self._match_set:
+        if self._is_match(row_index):
             lower = text.plain.lower()
             for token in self.search_tokens:
                 pos = lower.find(token, start)

@@ -307,7 +307,7 @@ def _shown_forest(
         leaf = tree.leaf
     active = ActivePath(leaf)
     tokens = tokens_of(query)
-    matched = tree.search_index.matching(tokens) if tokens else None
+    matched = tree.search_index.matching(tokens).flags if tokens else None  # 1 at the idx of each match
     leaf_id = id(leaf) if leaf is not None else None
 
     # Pass 1: pre-order over the whole tree, active branch first; keep visible nodes with their
@@ -332,7 +332,7 @@ def _shown_forest(
             else:
                 visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in labels
             if visible and matched is not None:
-                visible = node.idx in matched
+                visible = node.idx < len(matched) and matched[node.idx] == 1
             if visible:
                 if anc is None:
                     roots.append(node)

@@ -7,7 +7,7 @@ import pytest
 from pitree.session import search_index
 from pitree.session.layout import build_layout, tokens_of
 from pitree.session.load import SessionBuilder, load_bytes
-from pitree.session.search_index import CHECK_EACH_BELOW
+from pitree.session.search_index import CHECK_EACH_BELOW, Hits
 from pitree.session.tree import SessionTree
 
 from tests.conftest import DEMO
@@ -130,3 +130,26 @@ def test_a_searched_layout_shows_the_matching_rows_in_order() -> None:
         shown = build_layout(tree, "all", word)
         expected = [r.node.id for r in layout.rows if all(t in tree.search_text(r.node) for t in tokens_of(word))]
         assert [r.node.id for r in shown.rows] == expected, word
+
+
+@pytest.mark.parametrize(
+    "size, indices",
+    [(0, []), (1, [0]), (5, []), (5, [4]), (9, [0, 3, 8]), (4096, list(range(0, 4096, 3)))],
+)
+def test_hits_behave_as_the_set_of_their_entries(size: int, indices: list[int]) -> None:
+    hits = Hits.of(size, indices)
+    assert len(hits) == len(indices) and bool(hits) == bool(indices)
+    assert list(hits) == indices  # in file order
+    assert hits == set(indices) and set(indices) == hits
+    assert all(i in hits for i in indices)
+    assert all(i not in hits for i in range(-1, size + 2) if i not in indices) and "0" not in hits
+    others = Hits.of(size, range(0, size, 2))
+    assert (hits & others) == set(indices) & set(range(0, size, 2))
+
+
+def test_matching_gives_hits_one_byte_an_entry(generated: SessionTree) -> None:
+    index = search_index.SearchIndex(generated)
+    found = index.matching(tokens_of("read src"))
+    assert isinstance(found, Hits) and len(found.flags) == len(generated.nodes)
+    assert found == brute(generated, "read src") and found
+    assert index.matching([]) == set() and not index.matching(["no-such-word-anywhere"])
