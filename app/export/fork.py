@@ -79,7 +79,7 @@ def resolved_labels(tree: SessionTree) -> dict[str, tuple[Any, Any]]:
             continue
         if js_truthy(label):
             # Like a JavaScript Map, a dict keeps a key's first position when it is set again.
-            labels[target] = (label, node._ts)
+            labels[target] = (label, node.meta.get("timestamp"))
         else:
             labels.pop(target, None)
     return labels

@@ -33,29 +33,37 @@ SETTINGS_TYPES = frozenset({"label", "custom", "model_change", "thinking_level_c
 
 
 class Positions:
-    """Where the entries of one tree are in its file, by `Node.idx`: line number, byte offset and byte length
-    in three int arrays. 24 bytes an entry; as three int attributes of each `Node` they took ~100."""
+    """Where the entries of one tree are in its file and when they were written, by `Node.idx`: line number,
+    byte offset and byte length in three int arrays, the timestamp (ms since the epoch, nan when missing or
+    unparseable) in a float one. 32 bytes an entry; as attributes of each `Node` they took ~190 (the raw
+    timestamp string alone 80)."""
 
-    __slots__ = ("line", "offset", "length")
+    __slots__ = ("line", "offset", "length", "ts")
 
     def __init__(self) -> None:
         self.line = array("q")
         self.offset = array("q")
         self.length = array("q")
+        self.ts = array("d")
 
-    def put(self, idx: int, line: int, offset: int, length: int) -> None:
+    def put(self, idx: int, line: int, offset: int, length: int, ts: float) -> None:
         if idx != len(self.line):
             self.cut(idx)
         self.line.append(line)
         self.offset.append(offset)
         self.length.append(length)
+        self.ts.append(ts)
 
     def cut(self, idx: int) -> None:
-        """Make entry `idx` the next one to be put (drops what is at and after it, pads with zeros before)."""
+        """Make entry `idx` the next one to be put (drops what is at and after it, pads before: zeros, and
+        nan timestamps)."""
         for column in (self.line, self.offset, self.length):
             del column[idx:]
             if len(column) < idx:
-                column.extend(array("q", bytes(8 * (idx - len(column)))))
+                column.extend(array("q", [0]) * (idx - len(column)))
+        del self.ts[idx:]
+        if len(self.ts) < idx:
+            self.ts.extend(array("d", [math.nan]) * (idx - len(self.ts)))
 
 
 _NOWHERE = Positions()  # a Node not yet placed: reading its position fails with an IndexError
@@ -71,8 +79,6 @@ class Node:
         "_at",
         "type",
         "role",
-        "_ts",
-        "_tsv",
         "text",
         "flags",
         "est",
@@ -93,8 +99,6 @@ class Node:
         self._at: Positions = _NOWHERE
         self.type: str = ""
         self.role: str | None = None
-        self._ts: Any = None  # the raw `timestamp` value; parsed on first use (most are never needed)
-        self._tsv: float | None = None
         self.text = ""  # Pi's row text (tool results are resolved by the tree)
         self.flags = 0
         self.est = 0  # Pi's chars/4 estimate of what this entry contributes to the context
@@ -127,11 +131,9 @@ class Node:
 
     @property
     def ts(self) -> float:
-        """Timestamp in ms since the epoch; nan when missing or unparseable."""
-        value = self._tsv
-        if value is None:
-            value = self._tsv = parse_timestamp(self._ts)
-        return value
+        """Timestamp in ms since the epoch (`parse_timestamp` of the entry's `timestamp`); nan when missing or
+        unparseable."""
+        return self._at.ts[self.idx]
 
     @property
     def kind(self) -> str:
@@ -176,14 +178,13 @@ def shared_model(provider: Any, model: Any) -> tuple[Any, Any]:
 
 
 def parse_timestamp(value: Any) -> float:
-    """JavaScript's `new Date(value).getTime()` for the values Pi writes; nan when it would be NaN."""
-    if isinstance(value, bool):
-        return math.nan
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str) and value:
+    """JavaScript's `new Date(value).getTime()` for the values Pi writes; nan when it would be NaN.
+    Every entry's is parsed as it loads (`Positions.ts`): the string case, Pi's, comes first."""
+    if type(value) is str:
+        if not value:
+            return math.nan
         try:
-            dt = datetime.fromisoformat(value)
+            dt = _fromisoformat(value)
         except ValueError:
             return math.nan
         if dt.tzinfo is None:
@@ -191,7 +192,17 @@ def parse_timestamp(value: Any) -> float:
             # the order of children does not depend on the machine's timezone.
             return dt.replace(tzinfo=_UTC).timestamp() * 1000.0
         return dt.timestamp() * 1000.0
+    if isinstance(value, bool):
+        return math.nan
+    if isinstance(value, int | float):
+        try:
+            return float(value)
+        except OverflowError:  # an int too big for a float: JS reads it as Infinity, past Date's range
+            return math.nan
     return math.nan
+
+
+_fromisoformat = datetime.fromisoformat
 
 
 try:
@@ -397,7 +408,6 @@ def fill_node(node: Node, obj: dict[str, Any]) -> None:
     """Set type, role, row text, estimate, usage and meta of `node` from its parsed JSON object."""
     etype = obj.get("type")
     node.type = _intern(etype) if isinstance(etype, str) else js_string(etype)
-    node._ts = obj.get("timestamp")
     if etype == "message":
         _message(node, obj.get("message"))
     elif etype == "compaction":
@@ -440,7 +450,8 @@ def fill_node(node: Node, obj: dict[str, Any]) -> None:
     elif etype == "label":
         label = obj.get("label")
         node.text = f"[label: {js_string(label) if label is not None else '(cleared)'}]"
-        node.meta = {"targetId": obj.get("targetId"), "label": label}
+        # the raw timestamp too: an export writes the label again as Pi stored it
+        node.meta = {"targetId": obj.get("targetId"), "label": label, "timestamp": obj.get("timestamp")}
     elif etype == "session_info":
         name = obj.get("name")
         shown = normalize(js_string(name)) if name else "(empty)"

@@ -9,7 +9,16 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from .entries import SYNTHETIC_ID, Node, fill_node, shared_model, shared_models, shared_string, shared_strings
+from .entries import (
+    SYNTHETIC_ID,
+    Node,
+    fill_node,
+    parse_timestamp,
+    shared_model,
+    shared_models,
+    shared_string,
+    shared_strings,
+)
 from .gcpause import BIG, gc_paused
 from .parse import BOM, iter_lines
 from .tree import Problem, SessionTree, Skipped
@@ -198,6 +207,7 @@ class SessionBuilder:
         at.line.extend([r[2] + shift for r in rows])
         at.offset.extend([r[3] for r in rows])
         at.length.extend([r[4] for r in rows])
+        at.ts.extend([r[7] for r in rows])
         for idx, r in enumerate(rows, base_idx):
             node = new_node(Node)
             (
@@ -208,7 +218,7 @@ class SessionBuilder:
                 _,
                 etype,
                 role,
-                node._ts,
+                _,
                 node.text,
                 node.flags,
                 node.est,
@@ -232,7 +242,6 @@ class SessionBuilder:
                 node.id = _line_id(line + shift)  # named in a segment whose lines counted from 1
             node.idx = idx
             node._at = at
-            node._tsv = None
             node.children = []
             node.parent = None
             nodes.append(node)
@@ -253,7 +262,7 @@ class SessionBuilder:
         node = Node()
         node.idx = idx
         node._at = at = self.tree.at
-        at.put(idx, line, offset, length)
+        at.put(idx, line, offset, length, parse_timestamp(obj.get("timestamp")))
         if self._migrate_v2:
             message = obj.get("message")
             if obj.get("type") == "message" and isinstance(message, dict) and message.get("role") == "hookMessage":
@@ -315,7 +324,7 @@ def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
             n.length,
             n.type,
             n.role,
-            n._ts,
+            n.ts,
             n.text,
             n.flags,
             n.est,

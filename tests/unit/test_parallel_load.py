@@ -296,3 +296,47 @@ def test_a_cancelled_load_ends_the_early_child(early_session: Path) -> None:
     with pytest.raises(session_file.LoadCancelled):
         load_session_fast(early_session, cancelled=cancel_soon)
     assert child._status is not None  # killed (or done) and reaped by the load, not left to exit
+
+
+STAMPS = ["2026-03-28T20:22:19.572Z", "2026-03-28T22:22:19+02:00", "2026-03-28T20:22:19", 1774729339572, 1.5]
+STAMPS += [None, "", "garbage", True, [1], {"a": 1}, "2026-13-01T00:00:00Z"]
+
+
+def test_every_kind_of_timestamp_is_parsed_alike_in_the_child_the_parent_and_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Timestamps are parsed as entries load (one float each in `Positions.ts`): the parse child's rows,
+    the parent's own and the tree cache's must all give `parse_timestamp` of the raw value."""
+    from pitree.session.entries import parse_timestamp
+    from pitree.store import tree_cache
+
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(parse_child, "MIN_BYTES", 1)
+    monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)
+    entries = chain(200)
+    for i, entry in enumerate(entries):
+        entry["timestamp"] = STAMPS[i % len(STAMPS)]
+        if entry["timestamp"] is None:
+            del entry["timestamp"]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(to_bytes(entries))
+    expected = [repr(parse_timestamp(e.get("timestamp"))) for e in entries]
+    assert "nan" in expected and repr(1774729339572.0) in expected
+    cold, _ = load_session_fast(path)  # the back part from a child, the front parsed here
+    warm, _ = load_session_fast(path)  # from the cache
+    slow, _ = load_session_progressive(path)
+    for tree in (cold, warm, slow):
+        assert [repr(n.ts) for n in tree.nodes] == expected
+    assert signature(cold) == signature(warm) == signature(slow)
+
+
+def test_positions_cut_pads_with_zeros_and_nan_times() -> None:
+    from pitree.session.entries import Positions
+
+    at = Positions()
+    at.put(0, 1, 0, 10, 5.0)
+    at.put(3, 4, 40, 10, 6.0)  # entries 1 and 2 were never put
+    assert list(at.line) == [1, 0, 0, 4] and list(at.offset) == [0, 0, 0, 40]
+    assert [repr(t) for t in at.ts] == ["5.0", "nan", "nan", "6.0"]
+    at.put(1, 2, 10, 10, 7.0)  # back to 1: what was after it goes
+    assert list(at.line) == [1, 2] and list(at.ts) == [5.0, 7.0]

@@ -31,7 +31,7 @@ def signature(tree) -> list:  # type: ignore[no-untyped-def]
             n.meta,
             n.calls,
             n.call_id,
-            n.ts,
+            repr(n.ts),  # nan (no usable timestamp) never equals itself; its repr does
             n.parent.id if n.parent else None,
         )
         for n in tree.nodes
