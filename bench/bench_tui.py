@@ -37,13 +37,18 @@ from common import (  # noqa: E402
 )
 
 BIG_BYTES = 500_000_000
+EXACT_FROM = 32_000_000  # pitree.tui.app.EXACT_TOKENS_FROM (a test keeps them equal; importing it here means Textual)
 FIRST_ROWS = re.compile(r"^[› ] .*• ", re.M)  # a tree row on the active path (the loading screen has none)
 LOADED = re.compile(r"\d+ entries · \d+ branches · leaf [0-9a-f]+")
 
 
-async def pilot_run(path: Path) -> dict[str, float]:
+async def pilot_run(path: Path, exact: bool = False) -> dict[str, float]:
+    """`exact`: press `t` at the first screen (tiktoken's exact counts, which wait for it in a big session)
+    and wait for the entry pane's count before the keys."""
     from pitree.store.parse_child import fork_early
+    from pitree.summary.tokens import encoder_built
     from pitree.tui.app import PitreeApp
+    from pitree.widgets.entry_view import EntryView
     from pitree.widgets.tree_view import TreeView
 
     # First screen = the tree's first line drawn (by `render_line`) once the session is in it.
@@ -67,6 +72,14 @@ async def pilot_run(path: Path) -> dict[str, float]:
             out["first_screen"] = first_drawn[0] - t0
             await pilot.pause()
             TreeView.render_line = draw  # type: ignore[method-assign]
+            if exact:
+                entry = app.query_one(EntryView)
+                await pilot.press("t")
+                deadline = time.perf_counter() + 60
+                while not (encoder_built() and not entry.loading and not isinstance(entry.tokens, str)):
+                    if time.perf_counter() > deadline:
+                        raise RuntimeError("no exact count 60 s after t")
+                    await asyncio.sleep(0.01)
             await _keys(app, pilot, out)
     finally:
         TreeView.render_line = draw  # type: ignore[method-assign]
@@ -115,11 +128,11 @@ async def _keys(app: Any, pilot: Any, out: dict[str, float]) -> None:
     out["matches"] = count
 
 
-def pilot_process(path: Path, timeout: float, env: dict[str, str]) -> dict[str, float]:
+def pilot_process(path: Path, timeout: float, env: dict[str, str], exact: bool = False) -> dict[str, float]:
     """One pilot run in a fresh process (peak memory is per process) with `env` (its tree cache folder)."""
     code = (
         f"import asyncio, json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import bench_tui; "
-        f"print(json.dumps(asyncio.run(bench_tui.pilot_run(__import__('pathlib').Path({str(path)!r})))))"
+        f"print(json.dumps(asyncio.run(bench_tui.pilot_run(__import__('pathlib').Path({str(path)!r}), {exact}))))"
     )
     _, peak_mb, out = run_measured([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env, timeout=timeout)
     result: dict[str, float] = json.loads(out.decode().strip().splitlines()[-1])
@@ -187,6 +200,9 @@ def measure(n: int, runs: int, timeout: float, big_runs: int = 1, keys: int = 10
                     with bench_env() as env:
                         pilots.append(pilot_process(path, timeout, env))
             res["pilot"] = {k: statistics.median(r[k] for r in pilots) for k in pilots[0]}
+            if EXACT_FROM <= size_mb * 1e6 < BIG_BYTES:  # exact counts wait for `t` here: measure them once too
+                with bench_env() as env:
+                    res["exact_peak_mb"] = pilot_process(path, timeout, env, exact=True)["peak_rss_mb"]
         except BenchFailure as exc:
             res["pilot_error"] = exc.reason
         if not Tmux.available():
@@ -226,7 +242,9 @@ def pilot_table(results: list[dict[str, Any]]) -> str:
             f"| {fmt_n(r['entries'])} | {r['file_mb']:g} MB | {fmt_s(p['first_screen'])} / {tm} "
             f"| {fmt_ms(p['move'])} | {fmt_ms(p['page'])} | {fmt_ms(p['fold'])} | {fmt_ms(p['filter'])} "
             f"| {fmt_ms(p['search'])} ({int(p['matches'])} hits) "
-            f"| {p['peak_rss_mb']:.0f} MB ({p['peak_rss_mb'] / max(r['file_mb'], 0.001):.2f}×) |"
+            f"| {_peak(p['peak_rss_mb'], r['file_mb'])}"
+            + (f"; with t: {_peak(r['exact_peak_mb'], r['file_mb'])}" if "exact_peak_mb" in r else "")
+            + " |"
         )
     runs = " / ".join(map(str, sorted({r["runs"] for r in results})))
     lines.append("")
@@ -237,9 +255,14 @@ def pilot_table(results: list[dict[str, Any]]) -> str:
         "PgUp ×10, fold/unfold the root ×10, ^o ×10 after the filter layouts "
         "were prepared, each key → the tree's last line drawn for it; search = `set_search('read src')` over "
         "the whole tree; peak RSS of that process with its forked parse child (as in the load table, in MB of "
-        "10^6 bytes)."
+        "10^6 bytes); with t = one more run that pressed `t` at the first screen (tiktoken's exact counts, which "
+        f"wait for it in sessions of {EXACT_FROM // 1_000_000} MB or more) and waited for the entry's count."
     )
     return "\n".join(lines)
+
+
+def _peak(mb: float, file_mb: float) -> str:
+    return f"{mb:.0f} MB ({mb / max(file_mb, 0.001):.2f}×)"
 
 
 def tmux_table(results: list[dict[str, Any]], keys: int = 10) -> str:

@@ -30,6 +30,7 @@ def _load(name: str) -> ModuleType:
 common = _load("common")
 bench_load = _load("bench_load")
 bench_tail = _load("bench_tail")
+bench_tui = _load("bench_tui")
 bench_stock_tree = _load("bench_stock_tree")
 run_all = _load("run_all")
 
@@ -222,3 +223,24 @@ def test_replace_block() -> None:
     readme = f"intro\n{run_all.BEGIN}\nold\n{run_all.END}\noutro\n"
     assert run_all.replace_block(readme, "new") == f"intro\n{run_all.BEGIN}\nnew\n{run_all.END}\noutro\n"
     assert run_all.replace_block("no markers", "new") is None
+
+
+def test_kib_become_mb_of_a_million_bytes_as_file_sizes_are() -> None:
+    assert common.kib_to_mb(1_000_000) == 1024.0  # 1,000,000 KiB = 1,024,000,000 bytes
+    assert common.kib_to_mb(0) == 0.0
+
+
+def test_the_explorer_bench_knows_where_exact_counts_wait_for_t() -> None:
+    from pitree.tui.app import EXACT_TOKENS_FROM
+
+    assert bench_tui.EXACT_FROM == EXACT_TOKENS_FROM
+
+
+def test_explorer_table_shows_the_peak_with_exact_counts_where_measured() -> None:
+    pilot = {"first_screen": 0.9, "move": 0.002, "page": 0.01, "fold": 0.01, "filter": 0.01, "search": 0.06}
+    pilot |= {"matches": 10, "peak_rss_mb": 171.0}
+    small = {"entries": 1000, "file_mb": 1.0, "runs": 3, "pilot": {**pilot, "peak_rss_mb": 89.0}}
+    big = {"entries": 100000, "file_mb": 100.0, "runs": 3, "pilot": pilot, "exact_peak_mb": 196.4}
+    table = bench_tui.pilot_table([small, big]).splitlines()
+    assert table[2].endswith("| 89 MB (89.00×) |")
+    assert table[3].endswith("| 171 MB (1.71×); with t: 196 MB (1.96×) |")
