@@ -20,7 +20,8 @@ from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, SessionFileError
 from pitree.summary.tokens import count_text, encoder_built
-from pitree.tui.render import Fold, Part, entry_parts, header, raw_parts, token_text
+from pitree.tui.entry_header import header
+from pitree.tui.render import Fold, Part, entry_parts, raw_parts, token_text
 from rich.console import RenderableType
 from rich.text import Text
 from textual import work

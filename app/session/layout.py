@@ -430,7 +430,8 @@ def visible_indices(layout: Layout, folded: set[str]) -> Sequence[int]:
 
 def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> bool:
     """Update `layout` in place for entries that just extended the leaf in a chain (how Pi writes); False when
-    the change is anything else, and the caller must `build_layout` again.
+    the change is anything else, and the caller must `build_layout` again. After False the layout may have
+    been changed in part (the checks that decline run as the rows are placed): it must not be used again.
 
     New rows go right after the old leaf's row (or, when the old leaf was a tool-call-only assistant turn that
     only the leaf shows, one takes that row's place); a batch of k entries moves the rows after them down by

@@ -12,18 +12,18 @@ worker thread) and handed over as styled `Text`, never as a `Syntax` that would 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from pitree.session.entries import FROM_HOOK, SYNTHETIC_ID, Node, parse_timestamp
+from pitree.session.entries import parse_timestamp
 from pitree.session.text import as_str, make_safe
 from pitree.session.tree import SessionTree
 from pitree.summary.tokens import llm_text
 from rich.console import RenderableType
 from rich.text import Text
+
+from .lexers import call_path, lexer_for_path, lexer_for_text
 
 MAX_CHARS = 200_000  # of one field; the rest is counted, not shown
 HEAD_LINES = 40  # shown unfolded; the rest of a long output goes into a Fold
@@ -163,97 +163,6 @@ def json_view(value: Any, *, head_lines: int = HEAD_LINES, head_chars: int = HEA
     """A JSON value pretty-printed and highlighted, folded when long."""
     text, left_out = json_text(value)
     return _head_and_fold(make_safe(text), _note(left_out, "bytes"), "json", "", head_lines, head_chars)
-
-
-# ---- the header -------------------------------------------------------------------------------------------
-
-
-def relative_time(seconds: float) -> str:
-    """How long ago `seconds` was, in words: "just now", "3 min ago", "2 days ago", "in 5 min"."""
-    ago = abs(seconds)
-    if ago < 5:
-        return "just now"
-    for unit, size in (
-        ("year", 365.25 * 86400),
-        ("month", 30.44 * 86400),
-        ("day", 86400),
-        ("h", 3600),
-        ("min", 60),
-        ("s", 1),
-    ):
-        if ago >= size:
-            n = int(ago // size)
-            name = f"{unit}s" if n != 1 and unit in ("year", "month", "day") else unit
-            return f"{n} {name} ago" if seconds >= 0 else f"in {n} {name}"
-    return "just now"
-
-
-def when(ts: float, now: float | None = None) -> str:
-    """ISO time (UTC, ms) and how long ago, for a timestamp in ms since the epoch."""
-    if not math.isfinite(ts):
-        return "no valid timestamp"
-    try:
-        iso = datetime.fromtimestamp(ts / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    except (OverflowError, OSError, ValueError):
-        return f"timestamp {ts:g} ms is out of range"
-    now = time.time() if now is None else now
-    return f"{iso} ({relative_time(now - ts / 1000)})"
-
-
-def header(
-    node: Node, tree: SessionTree, *, stop_reason: Any = None, tokens: int | str | None = None, now: float | None = None
-) -> Text:
-    """Type/role, ids, line, time, label, model and stop reason, token counts."""
-    t = Text()
-    t.append(make_safe(node.type or "(no type)", keep_newlines=False), "bold magenta")
-    if node.role:
-        t.append(" · ")
-        t.append(make_safe(node.role, keep_newlines=False), "bold")
-    t.append("  id ", "dim")
-    t.append(make_safe(node.id, keep_newlines=False), "cyan")
-    parent = node.parent.id if node.parent is not None else node.parent_id
-    t.append("  parent ", "dim")
-    t.append(make_safe(parent, keep_newlines=False) if parent else "none (root)", "cyan" if parent else "dim")
-    if node.parent is None and node.parent_id:
-        t.append(" (not in this file)", "yellow")
-    t.append(f"  line {node.line:,}", "dim")
-    t.append("\n")
-    t.append(when(node.ts, now), "dim")
-    notes = []
-    if node is tree.leaf:
-        notes.append(("  ← leaf (where Pi continues)", "bold yellow"))
-    if tree.is_dropped(node):
-        notes.append(("  duplicate id: a later line replaces it", "bold red"))
-    if node.flags & SYNTHETIC_ID:
-        notes.append(("  id made by pitree", "dim italic"))
-    if node.flags & FROM_HOOK:
-        notes.append(("  written by an extension", "dim italic"))
-    for text, style in notes:
-        t.append(text, style)
-    entry_label = tree.labels.get(node.id)
-    if entry_label:
-        t.append("\nlabel ", "dim")
-        t.append(make_safe(entry_label, keep_newlines=False), "bold yellow")
-    if node.model is not None or stop_reason is not None:
-        t.append("\n")
-        if node.model is not None:
-            provider, model = node.model
-            t.append("model ", "dim")
-            t.append(make_safe(f"{as_str(provider)}/{as_str(model)}", keep_newlines=False), "green")
-            t.append("  ")
-        if stop_reason is not None:
-            t.append("stop ", "dim")
-            t.append_text(
-                safe_text(stop_reason, "bold red" if stop_reason in ("error", "aborted") else "", one_line=True)
-            )
-    t.append(f"\ntokens ~{node.est:,}", "")
-    t.append(" (Pi's chars/4)", "dim")
-    if isinstance(tokens, int):
-        t.append(f"  {tokens:,}")
-        t.append(" (tiktoken cl100k)", "dim")
-    elif tokens:
-        t.append(f"  tiktoken: {tokens}", "dim")
-    return t
 
 
 # ---- blocks and messages ----------------------------------------------------------------------------------
@@ -401,104 +310,6 @@ def _ref(tree: SessionTree | None, entry_id: Any) -> Text:
         else:
             t.append("  (not in this session)", "yellow")
     return t
-
-
-# ---- lexers -----------------------------------------------------------------------------------------------
-
-_LEXERS = {
-    "py": "python",
-    "pyi": "python",
-    "js": "javascript",
-    "mjs": "javascript",
-    "cjs": "javascript",
-    "ts": "typescript",
-    "tsx": "tsx",
-    "jsx": "jsx",
-    "json": "json",
-    "jsonl": "json",
-    "md": "markdown",
-    "sh": "bash",
-    "bash": "bash",
-    "zsh": "bash",
-    "rs": "rust",
-    "go": "go",
-    "toml": "toml",
-    "yaml": "yaml",
-    "yml": "yaml",
-    "html": "html",
-    "htm": "html",
-    "css": "css",
-    "scss": "scss",
-    "c": "c",
-    "h": "c",
-    "cc": "cpp",
-    "cpp": "cpp",
-    "hpp": "cpp",
-    "java": "java",
-    "kt": "kotlin",
-    "rb": "ruby",
-    "php": "php",
-    "swift": "swift",
-    "sql": "sql",
-    "xml": "xml",
-    "lua": "lua",
-    "diff": "diff",
-    "patch": "diff",
-    "ini": "ini",
-    "cfg": "ini",
-    "tf": "terraform",
-    "cs": "csharp",
-    "scala": "scala",
-    "vue": "html",
-}
-
-
-def lexer_for_path(path: str | None) -> str | None:
-    """A pygments lexer name from a file name's extension (or Makefile / Dockerfile)."""
-    if not path:
-        return None
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    if name in ("Makefile", "makefile", "GNUmakefile"):
-        return "make"
-    if name.startswith("Dockerfile"):
-        return "docker"
-    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    return _LEXERS.get(ext)
-
-
-def lexer_for_text(text: str) -> str | None:
-    """A lexer guessed from the start of a tool's output: JSON, a diff, a script with a #! line, XML/HTML."""
-    start = text[:2000].lstrip()
-    if start.startswith(("{", "[")) and len(text) <= 5_000_000:
-        try:
-            orjson.loads(text)
-            return "json"
-        except orjson.JSONDecodeError:
-            pass
-    if start.startswith(("diff --git", "--- ", "Index: ")) and "\n+++ " in start and "\n@@" in start:
-        return "diff"
-    if start.startswith("#!"):
-        first = start.split("\n", 1)[0]
-        for needle, lexer in (("python", "python"), ("node", "javascript"), ("bash", "bash"), ("sh", "bash")):
-            if needle in first:
-                return lexer
-    if start.startswith(("<?xml", "<svg")):
-        return "xml"
-    if start[:15].lower().startswith(("<!doctype html", "<html")):
-        return "html"
-    return None
-
-
-def call_path(call: str | None) -> str | None:
-    """The file path in Pi's formatted call text (`[read: src/x.py:10-40]`, `[edit: a.py]`)."""
-    if not call:
-        return None
-    for prefix in ("[read: ", "[write: ", "[edit: "):
-        if call.startswith(prefix) and call.endswith("]"):
-            path = call[len(prefix) : -1]
-            head, sep, tail = path.rpartition(":")
-            return head if sep and tail.replace("-", "").isdigit() else path
-    return None
 
 
 def _tool_text(content: Any) -> str:

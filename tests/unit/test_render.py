@@ -13,22 +13,18 @@ from hypothesis import strategies as st
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import load_session
 from pitree.tui import render
+from pitree.tui.entry_header import header, relative_time, when
+from pitree.tui.lexers import call_path, lexer_for_path, lexer_for_text
 from pitree.tui.render import (
     HEAD_CHARS,
     HEAD_LINES,
     MAX_CHARS,
     Fold,
     Part,
-    call_path,
     entry_parts,
-    header,
     image_placeholder,
-    lexer_for_path,
-    lexer_for_text,
     raw_parts,
-    relative_time,
     token_text,
-    when,
 )
 from rich.console import Console
 from rich.text import Text
