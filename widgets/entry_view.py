@@ -93,9 +93,9 @@ class EntryView(VerticalScroll, can_focus=True):
             super().__init__()
 
     class Counted(Message, bubble=False):
-        """Posted by the worker when the tiktoken count is done."""
+        """Posted by the worker when the tiktoken count is done (`tokens`: the count, or why there is none)."""
 
-        def __init__(self, request: int, tokens: int) -> None:
+        def __init__(self, request: int, tokens: int | str) -> None:
             self.request, self.tokens = request, tokens
             super().__init__()
 
@@ -210,7 +210,10 @@ class EntryView(VerticalScroll, can_focus=True):
             while not painted.wait(0.05):
                 if worker.is_cancelled:
                     return
-            tokens = count_tokens(text, lambda: worker.is_cancelled)
+            try:
+                tokens: int | str | None = count_tokens(text, lambda: worker.is_cancelled)
+            except Exception as exc:  # no encoder (a broken tiktoken install, say): say so instead of "counting…"
+                tokens = f"unavailable ({make_safe(f'{type(exc).__name__}: {exc}', keep_newlines=False)[:80]})"
             if tokens is not None and not worker.is_cancelled:
                 self.post_message(self.Counted(request, tokens))
 

