@@ -11,6 +11,8 @@ import math
 import sys
 from array import array
 from datetime import datetime
+from marshal import dumps as _marshal_dumps
+from marshal import loads as _marshal_loads
 from typing import Any
 
 from .text import (
@@ -82,7 +84,7 @@ class Node:
         "text",
         "flags",
         "est",
-        "usage",
+        "_usage",
         "model",
         "meta",
         "calls",
@@ -102,7 +104,7 @@ class Node:
         self.text = ""  # Pi's row text (tool results are resolved by the tree)
         self.flags = 0
         self.est = 0  # Pi's chars/4 estimate of what this entry contributes to the context
-        self.usage: tuple[float, float, float, float, float, float] | None = None
+        self._usage: bytes | None = None  # `pack_usage` of an assistant message's usage
         self.model: tuple[Any, Any] | None = None  # (provider, model) of an assistant message, raw
         self.meta: dict[str, Any] | None = None  # what a few entry types add (see `fill_node`); None for most
         # An assistant turn's tool calls, ((toolCall id, Pi's formatted call), ...); None without any.
@@ -130,6 +132,17 @@ class Node:
         return self._at.length[self.idx]
 
     @property
+    def usage(self) -> Usage | None:
+        """(input, output, cacheRead, cacheWrite, totalTokens, cost.total) of an assistant message, each as
+        the file has it (int or float; 0.0 for a missing or non-number value); None for other entries."""
+        packed = self._usage
+        return None if packed is None else unpack_usage(packed)
+
+    @usage.setter
+    def usage(self, values: Usage | None) -> None:
+        self._usage = None if values is None else pack_usage(values)
+
+    @property
     def ts(self) -> float:
         """Timestamp in ms since the epoch (`parse_timestamp` of the entry's `timestamp`); nan when missing or
         unparseable."""
@@ -139,6 +152,19 @@ class Node:
     def kind(self) -> str:
         """`message:<role>` for messages, else the entry type."""
         return f"message:{self.role}" if self.type == "message" else self.type
+
+
+Usage = tuple[float, float, float, float, float, float]
+
+
+def pack_usage(values: Usage) -> bytes:
+    """The six usage numbers as one marshalled `bytes` (~80 bytes in memory, against ~250 for a tuple of six
+    number objects), read back exactly: ints stay ints, floats floats. ~0.1 µs, on every assistant line."""
+    return _marshal_dumps(values, 2)  # version 2: no reference table, the fastest to write
+
+
+def unpack_usage(packed: bytes) -> Usage:
+    return _marshal_loads(packed)  # type: ignore[no-any-return]
 
 
 # Types, roles, tool names and models repeat on every line; one shared object each saves memory.
@@ -339,13 +365,16 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
     usage = msg.get("usage")
     if type(usage) is dict:
         cost = usage.get("cost")
-        node.usage = (
-            _num(usage.get("input")),
-            _num(usage.get("output")),
-            _num(usage.get("cacheRead")),
-            _num(usage.get("cacheWrite")),
-            _num(usage.get("totalTokens")),
-            _num(cost.get("total")) if type(cost) is dict else 0.0,
+        node._usage = _marshal_dumps(  # pack_usage, inline
+            (
+                _num(usage.get("input")),
+                _num(usage.get("output")),
+                _num(usage.get("cacheRead")),
+                _num(usage.get("cacheWrite")),
+                _num(usage.get("totalTokens")),
+                _num(cost.get("total")) if type(cost) is dict else 0.0,
+            ),
+            2,
         )
     if calls:
         node.calls = tuple(calls)

@@ -222,7 +222,7 @@ class SessionBuilder:
                 node.text,
                 node.flags,
                 node.est,
-                node.usage,  # a tuple or None, as marshal keeps it
+                node._usage,  # packed (or a tuple, or None), as marshal keeps it
                 model,
                 node.meta,
                 node.calls,
@@ -328,7 +328,7 @@ def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
             n.text,
             n.flags,
             n.est,
-            n.usage,
+            n._usage,
             n.model,
             n.meta,
             n.calls,

@@ -20,7 +20,7 @@ from ..session.gcpause import BIG, gc_paused
 from ..session.load import SessionBuilder, node_rows
 from ..session.tree import SessionTree
 
-FORMAT = 7  # 7: rows hold the parsed timestamp (ms), not the raw value
+FORMAT = 7  # 7: rows hold the parsed timestamp (ms), not the raw value, and the usage packed
 # marshal version 2 writes rows twice as fast as 4 (no table of shared objects); what that sharing saved,
 # the repeated type and role strings, `SessionBuilder.adopt_segment` interns again.
 ROWS_MARSHAL = 2

@@ -3,6 +3,7 @@ incremental feeding and the store's readers."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -256,3 +257,45 @@ def test_loading_never_changes_the_file(tmp_path: Path) -> None:
     load_session(path)
     load_session_progressive(path)
     assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        (1200, 340, 52000, 0, 53540, 0.0123),
+        (0, 0, 0, 0, 0, 0),
+        (1.5, 2.25, 0.0, -0.0, 3.75, 1e-9),
+        (-7, 2**53, -(2**53), 1, 2, 3),
+        (2**53 + 1, 0, 0, 0, 0, 0.5),  # past a double's exact ints
+        (10**30, 1, 2, 3, 4, 5.0),
+    ],
+)
+def test_usage_is_packed_and_read_back_exactly(values: tuple) -> None:
+    from pitree.session.entries import Node, pack_usage, unpack_usage
+
+    node = Node()
+    node.usage = values
+    back = node.usage
+    assert back == values and [type(v) for v in back] == [type(v) for v in values]  # ints stay ints
+    assert [math.copysign(1, v) for v in back] == [math.copysign(1, v) for v in values]  # and -0.0 stays
+    packed = pack_usage(values)
+    assert type(packed) is bytes and len(packed) < 80 and unpack_usage(packed) == values
+    node.usage = None
+    assert node.usage is None
+
+
+def test_an_assistant_usage_survives_the_load_as_the_file_has_it() -> None:
+    line = {
+        "type": "message",
+        "id": "a1",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "hi"}],
+            "usage": {"input": 10, "output": 2.5, "cacheRead": "x", "totalTokens": 12, "cost": {"total": 0}},
+        },
+    }
+    tree = load_bytes(orjson.dumps({"type": "session", "version": 3, "id": "s"}) + b"\n" + orjson.dumps(line) + b"\n")
+    usage = tree.get("a1").usage
+    assert usage == (10, 2.5, 0.0, 0.0, 12, 0) and [type(v) for v in usage] == [int, float, float, float, int, int]
