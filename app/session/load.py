@@ -222,7 +222,7 @@ class SessionBuilder:
                 node.text,
                 node.flags,
                 node.est,
-                node._usage,  # packed (or a tuple, or None), as marshal keeps it
+                node._usage,  # `pack_usage` bytes or None, as marshal keeps them
                 model,
                 node.meta,
                 node.calls,

@@ -118,3 +118,17 @@ def test_wrong_typed_fields_and_shared_models_survive_caching(tmp_path: Path, mo
     models = [cached.get(f"odd{i}").model for i in range(4)]
     assert models[0] == (["a", "list"], {"an": "object"}) and models[1] == (7, None)
     assert models[2] is models[3] is parsed.get("odd2").model  # one shared pair, as a parse makes it
+
+
+@pytest.mark.parametrize("old_format", [6, 7])
+def test_a_cache_of_another_format_is_a_miss(big: Path, monkeypatch: pytest.MonkeyPatch, old_format: int) -> None:
+    """Format 6 held raw timestamps and usage tuples, 7 packed timestamps with usage tuples: their rows would
+    give wrong times or fail to unpack, so such a cache is never read; the file is parsed again."""
+    with monkeypatch.context() as old:
+        old.setattr(tree_cache, "FORMAT", old_format)
+        old.setattr(tree_cache, "MAGIC", b"pitree\x00" + bytes([old_format]))
+        load_session_fast(big)
+        assert tree_cache.load_cached(big) is not None  # readable by the code that wrote it
+    assert tree_cache.load_cached(big) is None
+    assert signature(load_session_fast(big)[0]) == signature(load_session_progressive(big)[0])
+    assert tree_cache.load_cached(big) is not None  # written again in this format
