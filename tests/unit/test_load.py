@@ -285,17 +285,7 @@ def test_usage_is_packed_and_read_back_exactly(values: tuple) -> None:
 
 
 def test_an_assistant_usage_survives_the_load_as_the_file_has_it() -> None:
-    line = {
-        "type": "message",
-        "id": "a1",
-        "parentId": None,
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "message": {
-            "role": "assistant",
-            "content": [{"type": "text", "text": "hi"}],
-            "usage": {"input": 10, "output": 2.5, "cacheRead": "x", "totalTokens": 12, "cost": {"total": 0}},
-        },
-    }
-    tree = load_bytes(orjson.dumps({"type": "session", "version": 3, "id": "s"}) + b"\n" + orjson.dumps(line) + b"\n")
-    usage = tree.get("a1").usage
-    assert usage == (10, 2.5, 0.0, 0.0, 12, 0) and [type(v) for v in usage] == [int, float, float, float, int, int]
+    usage = {"input": 10, "output": 2.5, "cacheRead": "x", "totalTokens": 12, "cost": {"total": 0}}
+    tree = load_bytes(to_bytes([assistant("a1", None, "hi", usage=usage)]))
+    got = tree.get("a1").usage
+    assert got == (10, 2.5, 0.0, 0.0, 12, 0) and [type(v) for v in got] == [int, float, float, float, int, int]
