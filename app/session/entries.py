@@ -1,4 +1,4 @@
-"""The compact per-entry record (`Node`) that pitree keeps in memory, and how it is built from parsed JSON.
+"""The compact per-entry record (`Node`) that pitree keeps in memory (`fill.fill_node` builds one from JSON).
 
 A `Node` holds only what the tree, the row list and search need: ids, type/role, a short display text,
 file position, Pi's token estimate and assistant usage. The full JSON is re-read from `offset`/`length`
@@ -8,30 +8,27 @@ when an entry is opened, so a 100 MB session costs a small multiple of its entry
 from __future__ import annotations
 
 import math
-import sys
 from array import array
 from datetime import datetime
 from marshal import dumps as _marshal_dumps
 from marshal import loads as _marshal_loads
 from typing import Any
 
-from .text import (
-    ROW_TEXT_MAX,
-    as_str,
-    extract_content,
-    format_tool_call,
-    js_string,
-    json_compact,
-    normalize,
-)
+# re-exported for their older importers
+from .estimate import estimate_message_tokens as estimate_message_tokens
+from .estimate import js_len as js_len
 
 # flag bits
 HIDDEN_TOOL_ONLY = 1  # assistant turn with no text that is neither errored nor aborted (Pi hides it)
 IS_ERROR = 2  # assistant stopReason error / toolResult isError / bash exit != 0
 SYNTHETIC_ID = 4  # the id was made by pitree (v1 migration, or an entry without a usable id)
 FROM_HOOK = 8
+ALWAYS_HIDDEN = 16  # a Pi 1.x `usage` entry: Pi's tree never shows it, under any filter, even as the leaf
 
-SETTINGS_TYPES = frozenset({"label", "custom", "model_change", "thinking_level_change"})
+# Pi 1.6 hides these under the default and no-tools filters.
+SETTINGS_TYPES = frozenset(
+    {"label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info"}
+)
 
 
 class Positions:
@@ -237,254 +234,3 @@ except ImportError:  # pragma: no cover - 3.11 has it
     from datetime import timezone
 
     _UTC = timezone.utc  # noqa: UP017
-
-
-def js_len(text: str) -> int:
-    """Length in UTF-16 code units, as JavaScript's `.length` counts (Pi's estimate uses it).
-
-    Only characters beyond U+FFFF count twice. CPython stores a string with any such character 4 bytes
-    per character, which its size shows in O(1); only those strings are re-encoded to count exactly.
-    """
-    n = len(text)
-    if text.isascii() or sys.getsizeof(text) < 4 * n + 56:
-        return n
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def _num(value: Any) -> float:
-    t = type(value)
-    if t is int or t is float:
-        return value  # type: ignore[no-any-return]
-    return 0.0
-
-
-def _content_chars(content: Any, images: bool) -> int:
-    if isinstance(content, str):
-        return js_len(content)
-    chars = 0
-    if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            btype = block.get("type")
-            if btype == "text":
-                text = block.get("text")
-                if isinstance(text, str):
-                    chars += js_len(text)
-            elif btype == "image" and images:
-                chars += 4800  # Pi counts an image as 4,800 characters (1,200 tokens)
-    return chars
-
-
-def estimate_message_tokens(role: Any, msg: dict[str, Any]) -> int:
-    """Pi's `estimateTokens(message)`: characters / 4, rounded up, per role."""
-    chars = 0
-    if role == "user":
-        chars = _content_chars(msg.get("content"), images=False)
-    elif role == "assistant":
-        content = msg.get("content")
-        if isinstance(content, list):
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                btype = block.get("type")
-                if btype == "text":
-                    chars += js_len(as_str(block.get("text")))
-                elif btype == "thinking":
-                    chars += js_len(as_str(block.get("thinking")))
-                elif btype == "toolCall":
-                    chars += js_len(as_str(block.get("name"))) + js_len(json_compact(block.get("arguments")))
-    elif role in ("custom", "toolResult"):
-        chars = _content_chars(msg.get("content"), images=True)
-    elif role == "bashExecution":
-        chars = js_len(as_str(msg.get("command"))) + js_len(as_str(msg.get("output")))
-    elif role in ("branchSummary", "compactionSummary"):
-        chars = js_len(as_str(msg.get("summary")))
-    else:
-        return 0
-    return -(-chars // 4)
-
-
-def _assistant(node: Node, msg: dict[str, Any]) -> None:
-    # One pass over the blocks gives the row text (Pi's extractContent), whether any text is non-blank
-    # (hasTextContent), Pi's character count (estimateTokens) and the tool calls (for result rows).
-    content = msg.get("content")
-    chars = 0
-    text = ""
-    has_text = False
-    calls: list[tuple[Any, str]] | None = None
-    if type(content) is list:
-        for block in content:
-            if type(block) is not dict:
-                continue
-            btype = block.get("type")
-            if btype == "text":
-                t = block.get("text")
-                if type(t) is not str:
-                    t = as_str(t)
-                chars += len(t) if t.isascii() else js_len(t)
-                if len(text) < ROW_TEXT_MAX:
-                    text += t
-                if not has_text and t and not t.isspace():
-                    has_text = True
-            elif btype == "thinking":
-                t = block.get("thinking")
-                if type(t) is not str:
-                    t = as_str(t)
-                chars += len(t) if t.isascii() else js_len(t)
-            elif btype == "toolCall":
-                name, args = block.get("name"), block.get("arguments")
-                name_s = name if type(name) is str else as_str(name)
-                args_s = json_compact(args)
-                chars += js_len(name_s) + (len(args_s) if args_s.isascii() else js_len(args_s))
-                if calls is None:
-                    calls = []
-                calls.append((block.get("id"), format_tool_call(name, args)))
-    elif type(content) is str:
-        text = content
-        has_text = bool(content.strip())
-    node.est = -(-chars // 4)
-    text = normalize(text[:ROW_TEXT_MAX])
-    stop = msg.get("stopReason")
-    error_message = msg.get("errorMessage")
-    if text:
-        node.text = "assistant: " + text
-    elif stop == "aborted":
-        node.text = "assistant: (aborted)"
-    elif error_message:
-        node.text = "assistant: " + normalize(as_str(error_message))[:80]
-    else:
-        node.text = "assistant: (no content)"
-    if not has_text and not (stop and stop not in ("stop", "toolUse")):
-        node.flags |= HIDDEN_TOOL_ONLY
-    if stop == "error" or error_message:
-        node.flags |= IS_ERROR
-    provider, model = msg.get("provider"), msg.get("model")
-    if provider is not None or model is not None:
-        node.model = shared_model(provider, model)
-    usage = msg.get("usage")
-    if type(usage) is dict:
-        cost = usage.get("cost")
-        node._usage = _marshal_dumps(  # pack_usage, inline
-            (
-                _num(usage.get("input")),
-                _num(usage.get("output")),
-                _num(usage.get("cacheRead")),
-                _num(usage.get("cacheWrite")),
-                _num(usage.get("totalTokens")),
-                _num(cost.get("total")) if type(cost) is dict else 0.0,
-            ),
-            2,
-        )
-    if calls:
-        node.calls = tuple(calls)
-
-
-def _user(node: Node, msg: dict[str, Any]) -> None:
-    content = msg.get("content")
-    if type(content) is str:
-        node.est = -(-(len(content) if content.isascii() else js_len(content)) // 4)
-        node.text = "user: " + normalize(content[:ROW_TEXT_MAX])
-        return
-    chars = 0
-    text = ""
-    if type(content) is list:
-        for block in content:
-            if type(block) is dict and block.get("type") == "text":
-                t = block.get("text")
-                if type(t) is not str:
-                    t = as_str(t)
-                if t:
-                    chars += len(t) if t.isascii() else js_len(t)
-                if len(text) < ROW_TEXT_MAX:
-                    text += t
-    node.est = -(-chars // 4)
-    node.text = "user: " + normalize(text[:ROW_TEXT_MAX])
-
-
-def _message(node: Node, msg: Any) -> None:
-    if not isinstance(msg, dict):
-        node.role = None
-        node.text = f"[message: {type(msg).__name__ if msg is not None else 'missing'}]"
-        return
-    role = msg.get("role")
-    node.role = _intern(role) if isinstance(role, str) else js_string(role)
-    if role == "user":
-        _user(node, msg)
-        return
-    if role == "assistant":
-        _assistant(node, msg)
-        return
-    node.est = estimate_message_tokens(role, msg)
-    if role == "toolResult":
-        node.call_id = msg.get("toolCallId")
-        # Pi shows the formatted call instead once the tree knows it (its toolCallMap); one copy per tool name.
-        node.text = _intern(f"[{js_string(msg.get('toolName') or 'tool')}]")
-        if msg.get("isError") is True:
-            node.flags |= IS_ERROR
-    elif role == "bashExecution":
-        node.text = "[bash]: " + normalize(as_str(msg.get("command")))
-        code = msg.get("exitCode")
-        if isinstance(code, int | float) and code != 0:
-            node.flags |= IS_ERROR
-        if msg.get("excludeFromContext"):
-            node.meta = {"excludeFromContext": True}
-    else:
-        node.text = f"[{node.role}]"
-
-
-def fill_node(node: Node, obj: dict[str, Any]) -> None:
-    """Set type, role, row text, estimate, usage and meta of `node` from its parsed JSON object."""
-    etype = obj.get("type")
-    node.type = _intern(etype) if isinstance(etype, str) else js_string(etype)
-    if etype == "message":
-        _message(node, obj.get("message"))
-    elif etype == "compaction":
-        before = obj.get("tokensBefore")
-        summary = as_str(obj.get("summary"))
-        if isinstance(before, int | float) and not isinstance(before, bool):
-            rounded = math.floor(before / 1000 + 0.5) if math.isfinite(before) else before  # Math.round
-            node.text = f"[compaction: {js_string(rounded)}k tokens]"
-        else:
-            node.text = f"[compaction: {js_string(before)} tokens]"
-        node.est = -(-js_len(summary) // 4)
-        node.meta = {
-            "tokensBefore": before,
-            "firstKeptEntryId": obj.get("firstKeptEntryId"),
-            "summary": summary,
-        }
-        if obj.get("fromHook"):
-            node.flags |= FROM_HOOK
-    elif etype == "branch_summary":
-        summary = as_str(obj.get("summary"))
-        node.text = "[branch summary]: " + normalize(summary)  # Pi shows it whole (cut only by the width)
-        node.est = -(-js_len(summary) // 4) if obj.get("summary") else 0
-        node.meta = {"fromId": obj.get("fromId"), "summary": summary, "hasSummary": bool(obj.get("summary"))}
-        if obj.get("fromHook"):
-            node.flags |= FROM_HOOK
-    elif etype == "custom_message":
-        content = obj.get("content")
-        text = content if isinstance(content, str) else extract_content(content, max_len=10**9)
-        node.text = f"[{js_string(obj.get('customType'))}]: " + normalize(text)  # whole, as Pi shows it
-        node.est = estimate_message_tokens("custom", {"content": content})
-    elif etype == "model_change":
-        node.text = f"[model: {js_string(obj.get('modelId'))}]"
-        node.meta = {"provider": obj.get("provider"), "modelId": obj.get("modelId")}
-    elif etype == "thinking_level_change":
-        node.text = f"[thinking: {js_string(obj.get('thinkingLevel'))}]"
-        node.meta = {"thinkingLevel": obj.get("thinkingLevel")}
-    elif etype == "custom":
-        node.text = f"[custom: {js_string(obj.get('customType'))}]"
-        node.meta = {"customType": obj.get("customType")}
-    elif etype == "label":
-        label = obj.get("label")
-        node.text = f"[label: {js_string(label) if label is not None else '(cleared)'}]"
-        # the raw timestamp too: an export writes the label again as Pi stored it
-        node.meta = {"targetId": obj.get("targetId"), "label": label, "timestamp": obj.get("timestamp")}
-    elif etype == "session_info":
-        name = obj.get("name")
-        shown = normalize(js_string(name)) if name else "(empty)"
-        node.text = f"[name: {shown}]"
-        node.meta = {"name": name}
-    else:
-        node.text = f"[{node.type or 'unknown type'}]"

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import NamedTuple, overload
 
-from .entries import HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
+from .entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
 from .gcpause import gc_paused
 from .tree import SessionTree
+
+_HIDDEN = HIDDEN_TOOL_ONLY | ALWAYS_HIDDEN
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 
@@ -238,6 +240,8 @@ def tokens_of(query: str) -> list[str]:
 
 
 def passes_filter(tree: SessionTree, node: Node, mode: str) -> bool:
+    if node.flags & ALWAYS_HIDDEN:
+        return False
     if mode == "default":
         return node.type not in SETTINGS_TYPES
     if mode == "no-tools":
@@ -323,7 +327,8 @@ def _shown_forest(
     while stack:
         node, anc = pop()
         while True:  # down a single-child chain without the stack (most of a session is one)
-            if node.flags & HIDDEN_TOOL_ONLY and id(node) != leaf_id:
+            flags = node.flags
+            if flags & _HIDDEN and (flags & ALWAYS_HIDDEN or id(node) != leaf_id):
                 visible = False
             elif default:
                 visible = node.type not in SETTINGS_TYPES
@@ -463,8 +468,8 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
         assert old_leaf is not None
         layout.active.add(node)
         layout.leaf = node
-        visible = True
-        if mode != "all":
+        visible = not node.flags & ALWAYS_HIDDEN
+        if visible and mode != "all":
             visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in tree.labels
         in_pending = bool(pending) and pending[-1].node is old_leaf
         old_row = None if in_pending else layout.row_of(old_leaf)

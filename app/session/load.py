@@ -12,13 +12,13 @@ from typing import Any
 from .entries import (
     SYNTHETIC_ID,
     Node,
-    fill_node,
     parse_timestamp,
     shared_model,
     shared_models,
     shared_string,
     shared_strings,
 )
+from .fill import fill_node
 from .gcpause import BIG, gc_paused
 from .parse import BOM, iter_lines
 from .tree import Problem, SessionTree, Skipped

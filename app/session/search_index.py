@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator
 from itertools import compress
 from typing import TYPE_CHECKING
 
+from .text import js_string
+
 if TYPE_CHECKING:
     from .entries import Node
     from .tree import SessionTree
@@ -51,6 +53,9 @@ def entry_text(tree: SessionTree, node: Node) -> str:
             parts.append(summary if isinstance(summary, str) else str(summary))
         if node.type == "compaction":
             parts.append("compaction")
+        elif node.type == "context_edit":  # Pi 1.6: `context edit omit|replace <targetId>`
+            target = meta.get("targetId")
+            parts.append(f"context edit {'omit' if meta.get('omit') else 'replace'} {js_string(target)}")
     return " ".join(parts).lower()
 
 

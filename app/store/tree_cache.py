@@ -20,11 +20,12 @@ from ..session.gcpause import BIG, gc_paused
 from ..session.load import SessionBuilder, node_rows
 from ..session.tree import SessionTree
 
-FORMAT = 8  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`)
+FORMAT = 9  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`);
+# 9: Pi 1.x entries (system facts, context edits, usage of every source, `[title: …]` rows)
 # marshal version 2 writes rows twice as fast as 4 (no table of shared objects); what that sharing saved,
 # the repeated type and role strings, `SessionBuilder.adopt_segment` interns again.
 ROWS_MARSHAL = 2
-MAGIC = b"pitree\x00\x08"  # the first 8 bytes of a cache file of this FORMAT
+MAGIC = b"pitree\x00\x09"  # the first 8 bytes of a cache file of this FORMAT
 MIN_BYTES = 2 << 20  # smaller files parse faster than the cache can be checked
 SAMPLES = 32
 SAMPLE_BYTES = 256

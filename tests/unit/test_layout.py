@@ -128,7 +128,9 @@ def settings_session() -> list[dict[str, Any]]:
         entry("custom", "cu", "a2", customType="ext-state", data={"k": 1}, t=7),
         entry("label", "lb", "cu", targetId="u1", label="start", t=8),
         entry("session_info", "si", "lb", name="my session", t=9),
-        entry("custom_message", "cm", "si", customType="note", content="remember", display=True, t=10),
+        entry("context_edit", "ce", "si", targetId="u1", replacement=None, t=9),
+        entry("usage", "us", "ce", kind="cache_warm", provider="p", model="m", usage={"cacheRead": 5}, t=9),
+        entry("custom_message", "cm", "us", customType="note", content="remember", display=True, t=10),
         user("u2", "cm", "bye", t=11),
     ]
 
@@ -142,14 +144,13 @@ def settings_session() -> list[dict[str, Any]]:
                 "[start] user: hello",
                 "[bash: ls -la]",
                 "assistant: done",
-                "[name: my session]",
                 "[note]: remember",
                 "user: bye",
             ],
         ),
         (
             "no-tools",
-            ["[start] user: hello", "assistant: done", "[name: my session]", "[note]: remember", "user: bye"],
+            ["[start] user: hello", "assistant: done", "[note]: remember", "user: bye"],
         ),
         ("user-only", ["[start] user: hello", "user: bye"]),
         ("labeled-only", ["[start] user: hello"]),
@@ -163,7 +164,8 @@ def settings_session() -> list[dict[str, Any]]:
                 "assistant: done",
                 "[custom: ext-state]",
                 "[label: start]",
-                "[name: my session]",
+                "[title: my session]",
+                "[context omit: u1]",
                 "[note]: remember",
                 "user: bye",
             ],
@@ -173,7 +175,9 @@ def settings_session() -> list[dict[str, Any]]:
 def test_each_filter(mode: str, expected: list[str]) -> None:
     tree = tree_of(settings_session())
     rows = [r.removeprefix("• ") for r in picture(tree, build_layout(tree, mode))]
-    assert rows == expected  # the tool-call-only assistant a1 is hidden in every mode, even "all"
+    # Pi 1.6: the tool-call-only assistant a1 and the `usage` entry are hidden in every mode, even "all";
+    # session_info and context_edit only show under "all" (and labeled-only, when labeled)
+    assert rows == expected
 
 
 def test_unknown_filter_is_an_error() -> None:

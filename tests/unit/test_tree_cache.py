@@ -120,7 +120,7 @@ def test_wrong_typed_fields_and_shared_models_survive_caching(tmp_path: Path, mo
     assert models[2] is models[3] is parsed.get("odd2").model  # one shared pair, as a parse makes it
 
 
-@pytest.mark.parametrize("old_format", [6, 7])
+@pytest.mark.parametrize("old_format", [6, 7, 8])
 def test_a_cache_of_another_format_is_a_miss(big: Path, monkeypatch: pytest.MonkeyPatch, old_format: int) -> None:
     """Format 6 held raw timestamps and usage tuples, 7 packed timestamps with usage tuples: their rows would
     give wrong times or fail to unpack, so such a cache is never read; the file is parsed again."""

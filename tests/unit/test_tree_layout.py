@@ -156,8 +156,8 @@ def test_multiple_roots_and_tool_rows() -> None:
 @pytest.mark.parametrize(
     ("mode", "visible"),
     [
-        ("default", ["u", "a", "tr", "s", "c"]),
-        ("no-tools", ["u", "a", "s", "c"]),
+        ("default", ["u", "a", "tr", "c"]),  # Pi 1.6 hides session_info here, as Pi 0.73 did
+        ("no-tools", ["u", "a", "c"]),
         ("user-only", ["u"]),
         ("labeled-only", ["a"]),
         ("all", ["u", "a", "tr", "m", "th", "l", "cu", "s", "c"]),

@@ -1,0 +1,149 @@
+"""Pi 1.x entries and fields in pitree's nodes: rows, filters and search as Pi 1.6's tree shows them (SPEC-pi1
+A2, A6), Pi 1.6's estimates (A4, test case 13), the session name (case 14) and null content (case 15)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pitree.session.entries import ALWAYS_HIDDEN
+from pitree.session.estimate import SystemHead, estimate_message_tokens, system_facts
+from pitree.session.layout import FILTERS, build_layout
+from pitree.session.load import load_bytes
+from pitree.session.tree import SessionTree
+
+from tests.unit.sessions import assistant, entry, message, to_bytes, user
+
+
+def tree_of(entries: list[dict[str, Any]]) -> SessionTree:
+    return load_bytes(to_bytes(entries))
+
+
+USAGE = {"input": 0, "output": 0, "cacheRead": 5, "cacheWrite": 0, "totalTokens": 5, "cost": {"total": 0.01}}
+
+
+@pytest.mark.parametrize(
+    ("made", "row"),
+    [
+        (message("x", None, "system", content="", sections={"a": "b"}), "[system]"),
+        (entry("context_edit", "x", None, targetId="u1", replacement=None), "[context omit: u1]"),
+        (entry("context_edit", "x", None, targetId="u1", replacement={"content": "v"}), "[context replace: u1]"),
+        (entry("session_info", "x", None, name="A name"), "[title: A name]"),
+        (entry("session_info", "x", None, name=""), "[title: empty]"),
+        (entry("session_info", "x", None), "[title: empty]"),
+        (entry("label", "x", None, targetId="u1", label=None), "[label: (cleared)]"),
+        (entry("label", "x", None, targetId="u1"), "[label: (cleared)]"),
+        (entry("usage", "x", None, kind="cache_warm", provider="p", model="m", usage=USAGE), "[usage: cache_warm]"),
+        (assistant("x", None, "", stop="deferred"), "assistant: (no content)"),
+        (message("x", None, "user", content=None), "user: "),
+        (message("x", None, "assistant", content=None, stopReason="stop"), "assistant: (no content)"),
+    ],
+)
+def test_pi1_row_texts(made: dict[str, Any], row: str) -> None:
+    tree = tree_of([made])
+    assert tree.row_text(tree.get("x")) == row  # type: ignore[arg-type]
+
+
+def test_filters_hide_what_pi_16_hides() -> None:
+    """usage: hidden under every filter, even as the leaf; context_edit and session_info: shown only by "all";
+    an assistant with no text shows when its stopReason is neither stop nor toolUse (deferred here)."""
+    entries = [
+        user("u1", None),
+        assistant("a1", "u1", "", stop="deferred"),
+        assistant("a2", "a1", "", stop="toolUse"),
+        entry("context_edit", "e1", "a2", targetId="u1", replacement=None),
+        entry("session_info", "s1", "e1", name="n"),
+        entry("usage", "k1", "s1", kind="cache_warm", provider="p", model="m", usage=USAGE),
+    ]
+    tree = tree_of(entries)
+    assert tree.get("k1").flags & ALWAYS_HIDDEN  # type: ignore[union-attr]
+    shown = {mode: [n.id for n in build_layout(tree, mode).rows.nodes] for mode in FILTERS}
+    assert shown["default"] == shown["no-tools"] == ["u1", "a1"]
+    assert shown["all"] == ["u1", "a1", "e1", "s1"]
+    assert shown["user-only"] == ["u1"] and shown["labeled-only"] == []
+
+
+@pytest.mark.parametrize(
+    ("made", "query", "hit"),
+    [
+        (entry("context_edit", "x", None, targetId="abc123", replacement=None), "context edit omit abc123", True),
+        (entry("context_edit", "x", None, targetId="abc123", replacement={"content": ""}), "edit replace abc", True),
+        (entry("context_edit", "x", None, targetId="abc123", replacement=None), "replace", False),
+        (entry("session_info", "x", None, name="Weather CLI"), "title weather", True),
+        (message("x", None, "system", content=""), "system", True),
+    ],
+)
+def test_pi1_entries_are_searchable(made: dict[str, Any], query: str, hit: bool) -> None:
+    tree = tree_of([made])
+    assert (tree.search_index.matching(query.split()).flags[0] == 1) is hit
+
+
+def test_case_13_estimates() -> None:
+    system = {
+        "role": "system",
+        "content": "abcd",
+        "sections": {"a": "12345678", "b": None},
+        "toolsAdded": [{"name": "r"}],
+    }
+    assert estimate_message_tokens("system", system) == 7  # (4 + 8 + 12) / 4
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    assert estimate_message_tokens("user", {"content": [image, {"type": "text", "text": "abc"}]}) == 1201
+    tree = tree_of(
+        [
+            message("s", None, "system", **{k: v for k, v in system.items() if k != "role"}),
+            message("u", "s", "user", content=[image, {"type": "text", "text": "abc"}]),
+        ]
+    )
+    assert [tree.get("s").est, tree.get("u").est] == [7, 1201]  # type: ignore[union-attr]
+    # an assistant's images are not counted
+    assert estimate_message_tokens("assistant", {"content": [image, {"type": "text", "text": "abcd"}]}) == 1
+
+
+def test_case_1_system_head_estimate() -> None:
+    """Case 1's head {content:"X", sections{preamble:"P",skills:"K"}} with no tools: X + P + K and the blank
+    line that joins contents (only one content here)."""
+    s1 = {"content": "", "sections": {"preamble": "P", "cwd": "C"}, "toolsAdded": [{"name": "read"}], "timestamp": 1}
+    s2 = {"content": "X", "sections": {"cwd": None, "skills": "K"}, "toolsRemoved": [{"name": "read"}], "timestamp": 2}
+    head = SystemHead()
+    head.add(system_facts(s1))
+    head.add(system_facts(s2))
+    assert head.sections == {"preamble": 1, "skills": 1} and head.tools == {}
+    assert head.tokens == 1  # ceil(3 / 4)
+    head.add(system_facts({"content": "YY", "timestamp": 3}))
+    assert head.content_chars == 1 + 2 + 2  # "X\n\nYY"
+
+
+def test_case_14_name_clear() -> None:
+    tree = tree_of([entry("session_info", "a", None, name="A"), entry("session_info", "b", "a", name="")])
+    assert tree.name is None
+    tree = tree_of([entry("session_info", "a", None, name="A"), entry("session_info", "b", "a", name="  ")])
+    assert tree.name is None
+
+
+def test_case_15_null_content_reads() -> None:
+    tree = tree_of(
+        [
+            message("u", None, "user", content=None),
+            message("s", "u", "system", content=None),
+            message("a", "s", "assistant", content=None, stopReason="stop"),
+            message("t", "a", "toolResult", content=None, toolCallId="c", toolName="read"),
+        ]
+    )
+    assert [n.est for n in tree.nodes] == [0, 0, 0, 0]
+
+
+def test_usage_of_every_source_is_kept() -> None:
+    entries = [
+        user("u1", None),
+        message("t1", "u1", "toolResult", content="x", toolCallId="c", toolName="t", usage={"cacheWrite": 3}),
+        entry("compaction", "c1", "t1", summary="s", firstKeptEntryId="c1", tokensBefore=9, usage={"input": 100}),
+        entry("branch_summary", "b1", "c1", fromId="root", summary="b", usage={"output": 7}),
+        entry("usage", "k1", "b1", kind="cache_warm", provider="p", model="m", usage=USAGE),
+        assistant("a1", "k1", "hi", responseModel="m-2026"),
+    ]
+    tree = tree_of(entries)
+    assert tree.get("t1").usage == (0.0, 0.0, 0.0, 3, 0.0, 0.0)  # type: ignore[union-attr]
+    assert tree.get("c1").usage[0] == 100 and tree.get("b1").usage[1] == 7  # type: ignore[index,union-attr]
+    assert tree.get("k1").usage[2] == 5 and tree.get("k1").model == ("p", "m")  # type: ignore[index,union-attr]
+    assert tree.get("a1").meta == {"responseModel": "m-2026"}  # type: ignore[union-attr]
+    assert tree.get("u1").usage is None  # type: ignore[union-attr]
