@@ -178,7 +178,7 @@ def print_info(console: Console, report: dict[str, Any]) -> None:
         )
     )
     for model, m in report["models"].items():
-        rows.append((f"  {model}", f"{m['messages']} replies, {m['totalTokens']} tokens, ${m['cost']:.4f}"))
+        rows.append((f"  {model}", f"{m['messages']} usages, {m['totalTokens']} tokens, ${m['cost']:.4f}"))
     for k, v in rows:
         table.add_row(one_line(k), one_line(v))
     console.print(table)
@@ -191,6 +191,7 @@ def _usage_cells(u: dict[str, Any]) -> list[str]:
         f"{u['output']:,}",
         f"{u['cacheRead']:,}",
         f"{u['cacheWrite']:,}",
+        f"{u['totalTokens']:,}",
         f"${u['cost']:,.4f}",
     ]
 
@@ -198,13 +199,14 @@ def _usage_cells(u: dict[str, Any]) -> list[str]:
 def _usage_table(title: str, first: str) -> Table:
     table = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False, padding=(0, 2, 0, 0))
     table.add_column(first)
-    for name in ("replies", "input", "output", "cache read", "cache write", "cost"):
+    for name in ("usages", "input", "output", "cache read", "cache write", "tokens", "cost"):
         table.add_column(name, justify="right")
     return table
 
 
 def usage_tables(report: dict[str, Any]) -> Group:
-    """`pitree usage` as Rich tables: totals, per model, per branch segment (active path in bold)."""
+    """`pitree usage` as Rich tables: totals, per model, per branch segment (active path in bold). A usage is one
+    record Pi 1.x counts (a reply, a tool result, a usage entry, a summary); tokens are the sum of the four parts."""
     totals = _usage_table("Totals", "")
     totals.add_row("session", *_usage_cells(report["total"]), style="bold")
     totals.add_row("active path (root → leaf)", *_usage_cells(report["activePath"]))
