@@ -7,6 +7,8 @@
 //             trailingTokens, lastUsageIndex}, model, thinkingLevel, system: {tokens, text} | null}}}
 // `leaves` has the context with every entry as the leaf (key = its id) and, under "", the file's own leaf as
 // SessionManager.buildSessionProjection() gives it. `--leaves ID,ID` limits the per-entry part to those ids.
+// `--prepare OLD TARGET BUDGET` adds `prepare`: Pi's branch-summary preparation for /tree from OLD to TARGET
+// (collectEntriesForBranchSummary, prepareBranchEntries, computeFileLists, serializeConversation(convertToLlm)).
 // `context` is estimateProjectedContextTokens(projection, branch); `system` the collapsed system head
 // (getCurrentSystemMessage over the projected messages), its estimate and getSystemMessageText.
 //
@@ -30,8 +32,15 @@ if (at >= 0) {
     only = new Set((argv[at + 1] ?? "").split(",").filter(Boolean));
     argv.splice(at, 2);
 }
+let prepareArgs = null;
+const atPrepare = argv.indexOf("--prepare");
+if (atPrepare >= 0) {
+    prepareArgs = argv.slice(atPrepare + 1, atPrepare + 4);
+    argv.splice(atPrepare, 4);
+    if (prepareArgs.length !== 3) fail("--prepare needs OLD TARGET BUDGET", 2);
+}
 const file = argv[0];
-if (!file) fail("usage: node pi1_dump.mjs FILE.jsonl [--leaves ID,ID]", 2);
+if (!file) fail("usage: node pi1_dump.mjs FILE.jsonl [--leaves ID,ID] [--prepare OLD TARGET BUDGET]", 2);
 const modules = process.env.PITREE_PI1_NODE_MODULES;
 if (!modules) fail("set PITREE_PI1_NODE_MODULES to the node_modules holding @earendil-works/pi-coding-agent", 2);
 const core = join(resolve(modules), "@earendil-works", "pi-coding-agent", "dist", "core");
@@ -104,6 +113,22 @@ try {
         breakdown: getUsageCostBreakdown(entries),
         leaves,
     };
+    if (prepareArgs) {
+        const { collectEntriesForBranchSummary, prepareBranchEntries } = await load("compaction/branch-summarization.js");
+        const { computeFileLists, serializeConversation } = await load("compaction/utils.js");
+        const { convertToLlm } = await load("messages.js");
+        const [oldLeaf, target, budget] = prepareArgs;
+        const { entries: left, commonAncestorId } = collectEntriesForBranchSummary(sm, oldLeaf, target);
+        const prepared = prepareBranchEntries(left, Number(budget));
+        out.prepare = {
+            entries: left.map((e) => e.id),
+            commonAncestorId,
+            roles: prepared.messages.map((m) => m.role),
+            totalTokens: prepared.totalTokens,
+            ...computeFileLists(prepared.fileOps),
+            serialized: serializeConversation(convertToLlm(prepared.messages)),
+        };
+    }
     process.stdout.write(`${JSON.stringify(out)}\n`);
 } finally {
     rmSync(work, { recursive: true, force: true });
