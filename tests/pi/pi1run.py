@@ -121,6 +121,17 @@ def pi1_dump(
     return dumped
 
 
+def pi1_jump(path: Path, target: str, budget: int, summary: str | None = None) -> dict[str, Any]:
+    """What Pi 1.6's own /tree navigation does for a jump to `target` (see pi1_jump.mjs), on copies of `path`."""
+    args: list[str | Path] = [path, target, str(budget)]
+    if summary is not None:
+        args += ["--summary", summary]
+    before = path.read_bytes()
+    result: dict[str, Any] = run_node(require_pi1(), HERE / "pi1_jump.mjs", *args)
+    assert path.read_bytes() == before, "Pi changed the original file"
+    return result
+
+
 def pi1_generate(scenario: str, out: Path) -> dict[str, str]:
     """A session written by Pi 1.6's SessionManager (see pi1_gen.mjs); its named entry ids."""
     result = run_node(require_pi1(), GEN, scenario, out)
