@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from pitree.store.model_info import context_window
 
 from tests.llm_server import FakeLLMServer
 from tests.pi.pi1cli import PiCli, make_session
@@ -211,3 +213,28 @@ def test_cli_session_is_a_real_pi1_session(cli_session: Path) -> None:
     assert pi["name"] == "Weather CLI"
     assert pi["stats"]["tokens"]["total"] > 0 and pi["stats"]["cost"] > 0 and pi["stats"]["toolCalls"] == 1
     assert pi["leaves"][""]["context"]["lastUsageIndex"] == len(roles) - 1
+
+
+def test_context_windows_are_pi1_registry() -> None:
+    """assets/context_windows.json (bench/context_windows.mjs) gives every model of pi-ai 1.6 its window."""
+    pi1 = require_pi1()
+    script = (
+        "const [url] = process.argv.slice(1); const { MODELS } = await import(url); const out = {};"
+        "for (const p in MODELS) for (const id in MODELS[p]) { const w = MODELS[p][id].contextWindow;"
+        " if (Number.isInteger(w) && w > 0) (out[p] ??= {})[id] = w; }"
+        "process.stdout.write(JSON.stringify(out));"
+    )
+    registry = pi1.modules / "@earendil-works" / "pi-ai" / "dist" / "models.generated.js"
+    out = subprocess.run(
+        [str(pi1.node), "--input-type=module", "-e", script, registry.as_uri()], capture_output=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr.decode()
+    windows = orjson.loads(out.stdout)
+    assert sum(map(len, windows.values())) > 1000
+    wrong = {
+        f"{p}/{i}": (w, context_window(p, i))
+        for p, models in windows.items()
+        for i, w in models.items()
+        if context_window(p, i) != w
+    }
+    assert not wrong, f"stale assets/context_windows.json (run node bench/context_windows.mjs): {wrong}"
