@@ -238,3 +238,24 @@ def test_context_windows_are_pi1_registry() -> None:
         if context_window(p, i) != w
     }
     assert not wrong, f"stale assets/context_windows.json (run node bench/context_windows.mjs): {wrong}"
+
+
+# ---- Pi 0.x files, as Pi 1.6 reads them -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["demo", "kitchen-sink", "compactions", "random-7", "v2"])
+def test_pi0_files_match_pi1(tmp_path: Path, name: str) -> None:
+    """Pi 1.6 opens files of Pi 0.x (v3, and v2 whose ids it keeps) by the same rules; pitree must agree."""
+    from tests.pi.test_pi_parity import compactions_session, kitchen_sink, random_session, write
+    from tests.unit.sessions import fork_session, message
+
+    if name == "demo":
+        path = tmp_path / "demo.jsonl"
+        shutil.copyfile(ROOT / "assets" / "demo.jsonl", path)
+    elif name == "v2":
+        hook = message("h1", "a2", "hookMessage", customType="x", content="hooked", display=True, t=9)
+        path = write(tmp_path, "v2.jsonl", [*fork_session(), hook], version=2)
+    else:
+        make = {"kitchen-sink": kitchen_sink, "compactions": compactions_session}.get(name)
+        path = write(tmp_path, f"{name}.jsonl", make() if make else random_session(7, 300))
+    assert_same_as_pi1(path)
