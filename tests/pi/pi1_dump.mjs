@@ -7,6 +7,9 @@
 //             trailingTokens, lastUsageIndex}, model, thinkingLevel, system: {tokens, text} | null}}}
 // `leaves` has the context with every entry as the leaf (key = its id) and, under "", the file's own leaf as
 // SessionManager.buildSessionProjection() gives it. `--leaves ID,ID` limits the per-entry part to those ids.
+// `roots`/`tree` are getTree() flattened in pre-order ({id, children} per entry, children in Pi's order).
+// `--rows WIDTH` adds `rows`: Pi's /tree lines for every filter (TreeSelectorComponent rendered WIDTH wide and tall
+// enough for all, ANSI stripped, the two-column cursor and the "(i/N)" status line removed), as pi_dump.mjs does.
 // `--prepare OLD TARGET BUDGET` adds `prepare`: Pi's branch-summary preparation for /tree from OLD to TARGET
 // (collectEntriesForBranchSummary, prepareBranchEntries, computeFileLists, serializeConversation(convertToLlm)).
 // `context` is estimateProjectedContextTokens(projection, branch); `system` the collapsed system head
@@ -39,8 +42,15 @@ if (atPrepare >= 0) {
     argv.splice(atPrepare, 4);
     if (prepareArgs.length !== 3) fail("--prepare needs OLD TARGET BUDGET", 2);
 }
+let rowsWidth = null;
+const atRows = argv.indexOf("--rows");
+if (atRows >= 0) {
+    rowsWidth = Number(argv[atRows + 1]);
+    argv.splice(atRows, 2);
+    if (!Number.isInteger(rowsWidth) || rowsWidth <= 0) fail("--rows needs WIDTH", 2);
+}
 const file = argv[0];
-if (!file) fail("usage: node pi1_dump.mjs FILE.jsonl [--leaves ID,ID] [--prepare OLD TARGET BUDGET]", 2);
+if (!file) fail("usage: node pi1_dump.mjs FILE.jsonl [--leaves ID,ID] [--rows WIDTH] [--prepare OLD TARGET BUDGET]", 2);
 const modules = process.env.PITREE_PI1_NODE_MODULES;
 if (!modules) fail("set PITREE_PI1_NODE_MODULES to the node_modules holding @earendil-works/pi-coding-agent", 2);
 const core = join(resolve(modules), "@earendil-works", "pi-coding-agent", "dist", "core");
@@ -102,6 +112,14 @@ try {
         const label = sm.getLabel(e.id);
         if (label !== undefined) labels[e.id] = label;
     }
+    const roots = sm.getTree();
+    const tree = [];
+    const stack = [...roots].reverse();
+    while (stack.length > 0) {
+        const node = stack.pop();
+        tree.push({ id: node.entry.id, children: node.children.map((c) => c.entry.id) });
+        for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
+    }
     const out = {
         version: sm.getHeader()?.version ?? null,
         leafId: sm.getLeafId(),
@@ -109,10 +127,30 @@ try {
         name: sm.getSessionName() ?? null,
         labels,
         branch: sm.getBranch().map((e) => e.id),
+        roots: roots.map((r) => r.entry.id),
+        tree,
         stats,
         breakdown: getUsageCostBreakdown(entries),
         leaves,
     };
+    if (rowsWidth !== null) {
+        const pi = await import(pathToFileURL(join(core, "..", "index.js")).href);
+        pi.initTheme("dark", false);
+        const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]/g;
+        out.rows = {};
+        for (const mode of ["default", "no-tools", "user-only", "labeled-only", "all"]) {
+            const noop = () => {};
+            const selector = new pi.TreeSelectorComponent(roots, out.leafId, 10_000_000, noop, noop, noop, undefined, mode);
+            const lines = selector.getTreeList().render(rowsWidth).map((l) => l.replace(ANSI, ""));
+            const status = lines.pop();
+            if (/^\s*No entries found/.test(lines[0] ?? "")) {
+                out.rows[mode] = [];
+                continue;
+            }
+            if (!/^\s*\(\d+\/\d+\)/.test(status)) fail(`unexpected status line ${JSON.stringify(status)}`, 4);
+            out.rows[mode] = lines.map((l) => l.slice(2));
+        }
+    }
     if (prepareArgs) {
         const { collectEntriesForBranchSummary, prepareBranchEntries } = await load("compaction/branch-summarization.js");
         const { computeFileLists, serializeConversation } = await load("compaction/utils.js");

@@ -181,6 +181,8 @@ function kitchen(sm) {
     ids.si1 = sm.appendSessionInfo("  Weather\nCLI  ");
     ids.a7 = sm.appendMessage(assistant([text("Cache added under ~/.cache/weather.")], { usage: usage(1700, 30, 1500, 20, 0.0052) }));
     ids.lb3 = sm.appendLabelChange(ids.u1, "");
+    ids.lb4 = sm.appendLabelChange(ids.u2, "temporary");
+    ids.lb5 = sm.appendLabelChange(ids.u2, undefined); // no label field at all: "[label: (cleared)]" in Pi's tree
     ids.main1 = sm.getLeafId();
 
     // A branch off a2 whose edit only applies there; a different model with a responseModel.

@@ -29,6 +29,7 @@ GEN = HERE / "pi1_gen.mjs"
 PACKAGE = Path("@earendil-works") / "pi-coding-agent"
 CLI = PACKAGE / "dist" / "bundle" / "cli.js"
 MIN_NODE = (22, 19)
+WIDTH = 4000  # wide enough that Pi never truncates a /tree row
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def run_node(pi1: Pi1, script: Path, *args: str | Path, timeout: float = 120) ->
 
 
 def pi1_dump(
-    path: Path, leaves: list[str] | None = None, prepare: tuple[str, str, int] | None = None
+    path: Path, leaves: list[str] | None = None, prepare: tuple[str, str, int] | None = None, rows: bool = False
 ) -> dict[str, Any]:
     """What Pi 1.6 makes of `path` (see pi1_dump.mjs). Pi only ever sees a copy; the file must not change."""
     pi1 = require_pi1()
@@ -116,6 +117,8 @@ def pi1_dump(
         args += ["--leaves", ",".join(leaves)]
     if prepare is not None:
         args += ["--prepare", prepare[0], prepare[1], str(prepare[2])]
+    if rows:
+        args += ["--rows", str(WIDTH)]
     dumped: dict[str, Any] = run_node(pi1, DUMP, *args)
     assert path.read_bytes() == before, "Pi changed the original file"
     return dumped
@@ -236,10 +239,12 @@ def pitree_session(path: Path) -> dict[str, Any]:
         "leafId": leaf.id if leaf else None,
         "entries": tree.entry_count,
         "branch": [n.id for n in tree.active_path()],
+        "roots": [r.id for r in tree.roots],
+        "tree": [{"id": n.id, "children": [c.id for c in n.children]} for n in tree.iter_tree()],
         "labels": dict(tree.labels),
         "name": tree.name,
     }
 
 
 def pi_session(pi: dict[str, Any]) -> dict[str, Any]:
-    return {k: pi[k] for k in ("leafId", "entries", "branch", "labels", "name")}
+    return {k: pi[k] for k in ("leafId", "entries", "branch", "roots", "tree", "labels", "name")}

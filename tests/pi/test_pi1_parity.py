@@ -2,15 +2,18 @@
 
 Sessions: written by Pi's SessionManager with every Pi 1.x entry type (pi1_gen.mjs: kitchen, named, random), written
 by Pi's CLI in print mode against the fake model server (pi1cli.py: a tool call, real usage, a system patch, a name),
-and ../shared/corpus/pi1-cli-session.jsonl. Compared: the leaf, the active branch, labels, the name; with EVERY entry
-as the leaf, the context (role, source entry, Pi's estimateTokens per message), model, thinking level and the context
-size (estimateProjectedContextTokens); the totals (getSessionStats: tokens as the sum of the four parts, cost) and
-the per-model breakdown (getUsageCostBreakdown, with Pi's "Tools/summaries" bucket), through the Python API and
-through the CLI's JSON (`pitree context/usage/info --json`).
+../shared/corpus/pi1-cli-session.jsonl, and files of Pi 0.x as Pi 1.6 reads them. Compared: the leaf, the active
+branch, getTree() (children in Pi's order), labels, the name, the /tree rows of every filter as Pi 1.6's
+TreeSelectorComponent draws them (normalised as for Pi 0.73, tests/pi/pirun.py); with EVERY entry as the leaf, the
+context (role, source entry, Pi's estimateTokens per message), model, thinking level and the context size
+(estimateProjectedContextTokens); the totals (getSessionStats: tokens as the sum of the four parts, cost) and the
+per-model breakdown (getUsageCostBreakdown, with Pi's "Tools/summaries" bucket), through the Python API and through
+the CLI's JSON (`pitree context/usage/info --json`).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 import subprocess
@@ -37,7 +40,7 @@ from tests.pi.pi1run import (
     require_pi1,
     totals_match,
 )
-from tests.pi.pirun import pitree_json
+from tests.pi.pirun import FILTERS, pitree_json, pitree_rows, rows_match
 
 pytestmark = pytest.mark.node
 
@@ -52,6 +55,11 @@ def differences(path: Path, pi: dict[str, Any]) -> list[str]:
     for key in pi_sess:
         if mine_session[key] != pi_sess[key]:
             problems.append(f"{key}: pitree {mine_session[key]!r}, Pi {pi_sess[key]!r}")
+    for mode in FILTERS if "rows" in pi else ():
+        mine_rows, theirs = pitree_rows(path, mode), pi["rows"][mode]
+        if not rows_match(mine_rows, theirs):
+            diff = difflib.unified_diff([r.rstrip() for r in theirs], mine_rows, "Pi", "pitree", n=1, lineterm="")
+            problems.append(f"/tree rows, filter {mode}:\n" + "\n".join(list(diff)[:40]))
     mine_totals, pi_tot = pitree_totals(path), pi_totals(pi)
     if not totals_match(mine_totals, pi_tot):
         problems.append(f"totals:\n  pitree {mine_totals}\n  Pi     {pi_tot}")
@@ -70,7 +78,7 @@ def differences(path: Path, pi: dict[str, Any]) -> list[str]:
 
 
 def assert_same_as_pi1(path: Path) -> dict[str, Any]:
-    pi = pi1_dump(path)
+    pi = pi1_dump(path, rows=True)
     problems = differences(path, pi)
     if problems:
         pytest.fail(f"{path.name}: pitree differs from Pi 1.6:\n" + "\n".join(problems), pytrace=False)
