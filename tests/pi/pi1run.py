@@ -150,12 +150,16 @@ def pitree_leaf(report: dict[str, Any]) -> dict[str, Any]:
     """One leaf of pitree's `context --json` (report.context_report) in the shape of pi1_dump's `leaves` values.
 
     The source entry of each message is `entryId` (a compaction gives its checkpoint and its summary, both from the
-    compaction entry). The context size is `tokens.estimate`, the figure pitree shows as the context size (status
-    bar `ctx ~N tok`), which for Pi 1.x must be Pi's estimateProjectedContextTokens.
+    compaction entry). The context size is `size` (Pi's estimateProjectedContextTokens: `tokens`, and the
+    `usageTokens`/`trailingTokens` it is made of), the system head's estimate `system.tokens`. A report without
+    them (pitree before Pi 1.x) gives None there, which differs from Pi.
     """
+    size = report.get("size") or {}
+    system = report.get("system")
     return {
         "messages": [[m["role"], m["entryId"], m["tokens"]] for m in report["messages"]],
-        "contextTokens": report["tokens"]["estimate"],
+        "size": {k: size.get(k) for k in ("tokens", "usageTokens", "trailingTokens")},
+        "systemTokens": system["tokens"] if system else None,
         "model": report["model"],
         "thinkingLevel": report["thinkingLevel"],
     }
@@ -164,7 +168,8 @@ def pitree_leaf(report: dict[str, Any]) -> dict[str, Any]:
 def pi_leaf(leaf: dict[str, Any]) -> dict[str, Any]:
     return {
         "messages": leaf["messages"],
-        "contextTokens": leaf["context"]["tokens"],
+        "size": {k: leaf["context"][k] for k in ("tokens", "usageTokens", "trailingTokens")},
+        "systemTokens": leaf["system"]["tokens"] if leaf["system"] else None,
         "model": leaf["model"],
         "thinkingLevel": leaf["thinkingLevel"],
     }

@@ -4,11 +4,12 @@ Sessions: written by Pi's SessionManager with every Pi 1.x entry type (pi1_gen.m
 by Pi's CLI in print mode against the fake model server (pi1cli.py: a tool call, real usage, a system patch, a name),
 ../shared/corpus/pi1-cli-session.jsonl, and files of Pi 0.x as Pi 1.6 reads them. Compared: the leaf, the active
 branch, getTree() (children in Pi's order), labels, the name, the /tree rows of every filter as Pi 1.6's
-TreeSelectorComponent draws them (normalised as for Pi 0.73, tests/pi/pirun.py); with EVERY entry as the leaf, the
-context (role, source entry, Pi's estimateTokens per message), model, thinking level and the context size
-(estimateProjectedContextTokens); the totals (getSessionStats: tokens as the sum of the four parts, cost) and the
-per-model breakdown (getUsageCostBreakdown, with Pi's "Tools/summaries" bucket), through the Python API and through
-the CLI's JSON (`pitree context/usage/info --json`).
+TreeSelectorComponent draws them (only pitree's ` ← leaf` and trailing id dropped: tests/pi/pirun.py); with EVERY
+entry as the leaf, the context (role, source entry, Pi's estimateTokens per message), model, thinking level, the
+system head's estimate and the context size (estimateProjectedContextTokens, with its usage and trailing parts); the
+totals (getSessionStats: tokens as the sum of the four parts, cost) and the per-model breakdown
+(getUsageCostBreakdown, with Pi's "Tools/summaries" bucket), through the Python API and through the CLI's JSON
+(`pitree context/usage/info --json`).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def differences(path: Path, pi: dict[str, Any]) -> list[str]:
         if mine_session[key] != pi_sess[key]:
             problems.append(f"{key}: pitree {mine_session[key]!r}, Pi {pi_sess[key]!r}")
     for mode in FILTERS if "rows" in pi else ():
-        mine_rows, theirs = pitree_rows(path, mode), pi["rows"][mode]
+        mine_rows, theirs = pitree_rows(path, mode, pi073_session_info=False), pi["rows"][mode]
         if not rows_match(mine_rows, theirs):
             diff = difflib.unified_diff([r.rstrip() for r in theirs], mine_rows, "Pi", "pitree", n=1, lineterm="")
             problems.append(f"/tree rows, filter {mode}:\n" + "\n".join(list(diff)[:40]))
