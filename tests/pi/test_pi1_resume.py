@@ -1,5 +1,7 @@
 """Pi 1.6 resumes where pitree jumped: `pitree branch` on a Pi-1.6-made session appends what Pi's own /tree
 navigation would write, and Pi (its SessionManager, and its CLI against the fake model server) continues from there.
+Also `pitree label` (Pi's appendLabelChange line) and `pitree export --format jsonl` (Pi 1.6 opens the file with the
+context it had at that leaf), read back by Pi 1.6.
 
 Expected values come from Pi's code (tests/pi/pi1_jump.mjs: AgentSession.navigateTree for the new leaf and the editor
 text, collectEntriesForBranchSummary + prepareBranchEntries + computeFileLists for the summary's file lists,
@@ -20,7 +22,7 @@ import pytest
 from tests.llm_server import FakeLLMServer, ok
 from tests.pi.pi1cli import PiCli, make_session
 from tests.pi.pi1run import pi1_dump, pi1_generate, pi1_jump, require_pi1
-from tests.pi.pirun import pitree_json
+from tests.pi.pirun import pitree, pitree_json
 
 pytestmark = pytest.mark.node
 BUDGET = 128000 - 16384
@@ -159,3 +161,46 @@ def test_pi1_cli_continues_where_pitree_jumped(tmp_path: Path, cli_session: Path
     after = [orjson.loads(line) for line in path.read_bytes().splitlines()]
     new_user = next(e for e in after[len(entries) + 1 :] if e.get("message", {}).get("role") == "user")
     assert new_user["parentId"] == seen["leafId"]
+
+
+# ---- the other lines and files pitree writes, read back by Pi 1.6 -------------------------------------------------
+
+
+def test_pi1_reads_pitree_labels(tmp_path: Path, kitchen: tuple[Path, dict[str, str]]) -> None:
+    """`pitree label` appends Pi's appendLabelChange line (set, then cleared); Pi's labels follow."""
+    source, ids = kitchen
+    path = tmp_path / "kitchen.jsonl"
+    shutil.copyfile(source, path)
+    leaf = pi1_dump(path, leaves=[])["leafId"]
+    for args, expected in (([ids["a9"], "retries done"], "retries done"), ([ids["a9"], "--clear"], None)):
+        prefix = path.read_bytes()
+        pitree_json("label", path, *args, "--yes")
+        line = orjson.loads(path.read_bytes()[len(prefix) :])
+        assert {k: v for k, v in line.items() if k not in ("id", "timestamp")} == {
+            "type": "label",
+            "parentId": leaf,
+            "targetId": ids["a9"],
+            **({"label": expected} if expected is not None else {}),
+        }
+        seen = pi1_dump(path, leaves=[])
+        assert seen["labels"].get(ids["a9"]) == expected and seen["leafId"] == line["id"]
+        leaf = line["id"]
+
+
+@pytest.mark.parametrize("leaf", ["main2", "side1", "a12", "a7"])
+def test_pitree_export_loads_in_pi1_with_the_same_context(
+    tmp_path: Path, kitchen: tuple[Path, dict[str, str]], leaf: str
+) -> None:
+    """`pitree export --format jsonl` of root → leaf: Pi 1.6 opens it with the context it had at that leaf."""
+    source, ids = kitchen
+    out = tmp_path / "fork.jsonl"
+    done = pitree("export", source, "--leaf", ids[leaf], "--format", "jsonl", "-o", out)
+    assert done.returncode == 0, done.stderr.decode()
+    before = pi1_dump(source, leaves=[ids[leaf]])["leaves"][ids[leaf]]
+    after = pi1_dump(out, leaves=[])
+    types = {e["id"]: e["type"] for e in map(orjson.loads, out.read_bytes().splitlines()[1:])}
+    branch = after["branch"]  # root → the leaf, then the labels on the path (pitree writes them after it)
+    tail = branch[branch.index(ids[leaf]) + 1 :]
+    assert all(types[i] == "label" for i in tail)
+    for key in ("messages", "context", "model", "thinkingLevel", "system"):
+        assert after["leaves"][""][key] == before[key], key
