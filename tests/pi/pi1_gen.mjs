@@ -5,8 +5,11 @@
 //                context_edit omit/replace on user, assistant, toolResult and custom_message targets (and one on
 //                another branch), usage entries, compaction with systemMessage + usage, an older compaction in the
 //                kept range, retain-none, branch_summary with usage, branch()/resetLeaf(), labels set and cleared,
-//                session_info set and cleared, images, null content, toolResult usage/nestedCalls, bashExecution
+//                session_info set and cleared, images (user, toolResult, custom, assistant), null content (user,
+//                assistant, system, custom_message), toolResult usage/nestedCalls, bashExecution
 //                with excludeFromContext, assistant responseModel/thinkingLevel/durationMs and every stopReason.
+//   nulls        null content on every role Pi's projection tolerates it on, custom_message included (Pi's own
+//                /tree throws on that one, so its rows are not compared).
 //   named        a short session whose name is set (and kept), with labels: the name/label checks need a set one.
 //   random:SEED:N  N random SessionManager calls (seeded), branching anywhere.
 // The clock is simulated (1 s per entry from 2026-11-01) so timestamps are distinct and ordered as in real use.
@@ -22,7 +25,7 @@ function fail(message, code) {
 }
 
 const [scenario, out] = process.argv.slice(2);
-if (!scenario || !out) fail("usage: node pi1_gen.mjs kitchen|named|random:SEED:N OUT.jsonl", 2);
+if (!scenario || !out) fail("usage: node pi1_gen.mjs kitchen|nulls|named|random:SEED:N OUT.jsonl", 2);
 if (existsSync(out)) fail(`${out} exists`, 2);
 const modules = process.env.PITREE_PI1_NODE_MODULES;
 if (!modules) fail("set PITREE_PI1_NODE_MODULES to the node_modules holding @earendil-works/pi-coding-agent", 2);
@@ -163,7 +166,9 @@ function kitchen(sm) {
     ids.u2 = sm.appendMessage(user("Now add a cache."));
     ids.us1 = sm.appendUsage("cache_warm", "anthropic", "claude-sonnet-4-5", usage(0, 0, 2000, 0, 0.0006)).id;
     ids.us2 = sm.appendUsage("embedding", "openai", "text-embedding-3-small", usage(500, 0, 0, 0, 0.00001), "index refresh").id;
-    ids.cm1 = sm.appendCustomMessageEntry("note", [text("Remember: stdlib only.")], true, { source: "ext" });
+    ids.cm1 = sm.appendCustomMessageEntry("note", [text("Remember: stdlib only."), IMAGE], true, { source: "ext" });
+    ids.s0 = sm.appendMessage({ ...system(null, { empty: "" }), content: null });
+    ids.ai = sm.appendMessage(assistant([text("An image answer."), IMAGE], { usage: usage(10, 5, 0, 0, 0.0001) }));
     ids.cu1 = sm.appendCustomEntry("ext-state", { step: 2 });
     ids.a3 = sm.appendMessage(assistant(null, { usage: usage(1500, 0, 0, 0, 0.001), stopReason: "toolUse" }));
     ids.u3 = sm.appendMessage(user(null));
@@ -226,6 +231,18 @@ function kitchen(sm) {
     ids.u9 = sm.appendMessage(user("Start over: a different tool."));
     ids.si2 = sm.appendSessionInfo("");
     ids.a13 = sm.appendMessage(assistant([text("Starting over.")], { usage: usage(50, 5, 0, 0, 0) }));
+    return ids;
+}
+
+function nulls(sm) {
+    const ids = {};
+    ids.s1 = sm.appendMessage({ ...system(null), content: null });
+    ids.u1 = sm.appendMessage(user(null));
+    ids.a1 = sm.appendMessage(assistant(null, { usage: usage(10, 1, 0, 0, 0.00001) }));
+    ids.cm1 = sm.appendCustomMessageEntry("empty-note", null, false);
+    ids.r1 = sm.appendMessage({ ...toolResult("c1", "read", null), content: null });
+    ids.e1 = sm.appendContextEdit(ids.cm1, { content: "filled by an edit" });
+    ids.u2 = sm.appendMessage(user("after the nulls"));
     return ids;
 }
 
@@ -325,6 +342,7 @@ try {
     let ids;
     if (scenario === "kitchen") ids = kitchen(sm);
     else if (scenario === "named") ids = named(sm);
+    else if (scenario === "nulls") ids = nulls(sm);
     else if (scenario.startsWith("random:")) {
         const [, seed, n] = scenario.split(":");
         ids = random(sm, Number(seed), Number(n));
