@@ -26,7 +26,7 @@ import pytest
 from pitree.store.model_info import context_window
 
 from tests.llm_server import FakeLLMServer
-from tests.pi.pi1cli import PiCli, make_session
+from tests.pi.pi1cli import PiCli, make_rpc_session, make_session
 from tests.pi.pi1run import (
     ROOT,
     pi1_dump,
@@ -104,6 +104,13 @@ def cli_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return make_session(PiCli(pi1, server, tmp_path_factory.mktemp("pi1-cli")).setup())
 
 
+@pytest.fixture(scope="module")
+def rpc_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    pi1 = require_pi1()
+    with FakeLLMServer() as server:
+        return make_rpc_session(PiCli(pi1, server, tmp_path_factory.mktemp("pi1-rpc")).setup())
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_generated_sessions_match_pi1(generated: dict[str, tuple[Path, dict[str, str]]], scenario: str) -> None:
     path, _ = generated[scenario]
@@ -112,6 +119,22 @@ def test_generated_sessions_match_pi1(generated: dict[str, tuple[Path, dict[str,
 
 def test_cli_session_matches_pi1(cli_session: Path) -> None:
     assert_same_as_pi1(cli_session)
+
+
+def test_rpc_session_matches_pi1(rpc_session: tuple[Path, dict[str, Any]]) -> None:
+    """Pi's RPC mode: `!`/`!!` bash executions, a name, a real compaction (checkpoint, usage) and a turn after it."""
+    path, _ = rpc_session
+    assert_same_as_pi1(path)
+
+
+def test_dump_agrees_with_pi_runtime_stats(rpc_session: tuple[Path, dict[str, Any]]) -> None:
+    """pi1_dump.mjs's totals and context size are what the running Pi reports (RPC get_session_stats)."""
+    path, runtime = rpc_session
+    pi = pi1_dump(path, leaves=[])
+    assert pi["stats"] == {k: v for k, v in runtime.items() if k not in ("sessionFile", "sessionId", "contextUsage")}
+    assert runtime["contextUsage"]["tokens"] == pi["leaves"][""]["context"]["tokens"]
+    types = [orjson.loads(line)["type"] for line in path.read_bytes().splitlines()]
+    assert "compaction" in types and "session_info" in types
 
 
 def test_corpus_cli_session_matches_pi1(tmp_path: Path) -> None:
