@@ -56,7 +56,10 @@ class PiCli:
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.root / "home"),
             "PI_CODING_AGENT_DIR": str(self.agent_dir),
+            # Nothing from the network (CI has none but the registries): no version check, model catalog or telemetry.
+            "PI_OFFLINE": "1",
             "PI_SKIP_VERSION_CHECK": "1",
+            "PI_TELEMETRY": "0",
         }
 
     def argv(self, *args: str | Path) -> list[str]:
