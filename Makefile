@@ -16,9 +16,10 @@ $(VENV)/.installed: pyproject.toml
 run: $(VENV)/.installed
 	@if [ -n "$(FILE)" ]; then $(VENV)/bin/pitree "$(FILE)"; else $(VENV)/bin/pitree --demo; fi
 
-# The whole test suite. Pi-parity tests need Node.js and install Pi's npm package into bench/node_modules.
+# The whole test suite. Pi-parity tests need Node.js: Pi 0.73.1 goes into bench/node_modules, Pi 1.6.0 and its
+# Node 22 into bench/pi1/node_modules (bench/setup_node.sh).
 test: $(VENV)/.installed
-	-@bash bench/setup_node.sh >/dev/null 2>&1 || echo "note: Pi's npm package not installed; Pi-parity tests will skip"
+	-@bash bench/setup_node.sh >/dev/null 2>&1 || echo "note: Pi's npm packages not (all) installed; their parity tests will skip"
 	$(PY) -m pytest
 
 check: test

@@ -7,7 +7,13 @@ POST /v1/chat/completions (OpenAI chat completions) and POST /v1/messages (Anthr
 - `status(code, message)`: an error status with the provider's JSON error body;
 - `hang(after=None)`: no answer at all, or `after` pieces and then nothing, until the client goes away;
 - `disconnect(after)`: `after` pieces, then the socket is cut in the middle of the chunked body;
-- `error_event(after)`: `after` pieces, then the provider's in-stream error.
+- `error_event(after)`: `after` pieces, then the provider's in-stream error;
+- `tool_call(name, arguments, text)`: an answer that calls the tool `name` (after `text`, if any), stop reason
+  tool_calls / tool_use.
+
+A streamed OpenAI answer ends with a usage chunk when the request asks for one (`stream_options.include_usage`, as
+OpenAI does): prompt_tokens = the request body's bytes / 4, half of them reported as cached, completion_tokens = the
+answer's characters / 4 (at least 1).
 
 Every request is recorded (`requests`: path, lower-cased headers, JSON body). While waiting (hang, delays)
 the server watches the socket, and when a client closes a connection before its answer is complete,
@@ -26,7 +32,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-Kind = Literal["ok", "status", "hang", "disconnect", "error_event"]
+Kind = Literal["ok", "status", "hang", "disconnect", "error_event", "tool_call"]
 
 _ANTHROPIC_ERROR_TYPES = {
     400: "invalid_request_error",
@@ -48,6 +54,8 @@ class Behaviour:
     status: int = 200
     message: str = ""
     after: int | None = None
+    tool: str = ""
+    arguments: str = "{}"  # the tool call's arguments as JSON text
 
 
 def ok(text: str = "Hello from the fake model.", chunks: int = 3, delay: float = 0.0) -> Behaviour:
@@ -68,6 +76,10 @@ def disconnect(after: int = 1, text: str = "one two three four") -> Behaviour:
 
 def error_event(after: int = 1, message: str = "Overloaded", code: int = 529) -> Behaviour:
     return Behaviour("error_event", text="one two three four", chunks=4, after=after, status=code, message=message)
+
+
+def tool_call(name: str, arguments: dict[str, Any], text: str = "") -> Behaviour:
+    return Behaviour("tool_call", text=text, chunks=1, tool=name, arguments=json.dumps(arguments))
 
 
 @dataclass
@@ -158,17 +170,27 @@ class _Handler(BaseHTTPRequestHandler):
         if b.kind == "status":
             self._json(b.status, _error_body(proto, b.status, b.message))
             return
-        pieces = split(b.text, b.chunks)
+        pieces = split(b.text, b.chunks) if b.text or b.kind != "tool_call" else []
+        call = (f"call_{len(state.requests)}", b.tool, b.arguments) if b.kind == "tool_call" else None
         if not body.get("stream"):
-            self._json(200, _full_body(proto, model, b.text))
+            self._json(200, _full_body(proto, model, b.text, call))
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Connection", "close")
         self.end_headers()
-        events = _stream_events(proto, model, pieces)
-        head, deltas, tail = events
+        options = body.get("stream_options")
+        usage: dict[str, Any] | None = None
+        if proto == "openai" and isinstance(options, dict) and options.get("include_usage"):
+            prompt, completion = len(raw) // 4, max(1, len(b.text + b.arguments) // 4)
+            usage = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": prompt // 2},
+            }
+        head, deltas, tail = _stream_events(proto, model, pieces, call, usage)
         self._events(head)
         limit = b.after if b.kind in ("hang", "disconnect", "error_event") else len(deltas)
         for i, event in enumerate(deltas[:limit]):
@@ -241,23 +263,34 @@ def _stream_error(proto: str, code: int, message: str) -> tuple[str | None, str]
     return "error", json.dumps(_error_body(proto, code, message))
 
 
-def _full_body(proto: str, model: str, text: str) -> dict[str, Any]:
+Call = tuple[str, str, str]  # a scripted tool call: id, name, arguments as JSON text
+
+
+def _full_body(proto: str, model: str, text: str, call: Call | None = None) -> dict[str, Any]:
     if proto == "openai":
+        message: dict[str, Any] = {"role": "assistant", "content": text or None if call else text}
+        if call:
+            message["tool_calls"] = [
+                {"id": call[0], "type": "function", "function": {"name": call[1], "arguments": call[2]}}
+            ]
         return {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
             "created": 0,
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         }
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text or not call else []
+    if call:
+        content.append({"type": "tool_use", "id": call[0], "name": call[1], "input": json.loads(call[2])})
     return {
         "id": "msg_fake",
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn",
+        "content": content,
+        "stop_reason": "tool_use" if call else "end_turn",
         "stop_sequence": None,
         "usage": {"input_tokens": 10, "output_tokens": 5},
     }
@@ -266,25 +299,36 @@ def _full_body(proto: str, model: str, text: str) -> dict[str, Any]:
 Event = tuple[str | None, str]
 
 
-def _stream_events(proto: str, model: str, pieces: list[str]) -> tuple[list[Event], list[Event], list[Event]]:
-    """(opening events, one event per text piece, closing events) of a streamed answer."""
+def _stream_events(
+    proto: str, model: str, pieces: list[str], call: Call | None = None, usage: dict[str, Any] | None = None
+) -> tuple[list[Event], list[Event], list[Event]]:
+    """(opening events, one event per text piece, closing events) of a streamed answer; a tool call goes last."""
     if proto == "openai":
 
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> Event:
+        def chunk(delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> Event:
+            choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
             return None, json.dumps(
                 {
                     "id": "chatcmpl-fake",
                     "object": "chat.completion.chunk",
                     "created": 0,
                     "model": model,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                    "choices": choices,
+                    **extra,
                 }
             )
 
+        tail = []
+        if call:
+            function = {"name": call[1], "arguments": call[2]}
+            tail.append(chunk({"tool_calls": [{"index": 0, "id": call[0], "type": "function", "function": function}]}))
+        tail.append(chunk({}, "tool_calls" if call else "stop"))
+        if usage is not None:
+            tail.append(chunk(None, usage=usage))
         return (
             [chunk({"role": "assistant", "content": ""})],
             [chunk({"content": p}) for p in pieces],
-            [chunk({}, "stop"), (None, "[DONE]")],
+            [*tail, (None, "[DONE]")],
         )
 
     def event(name: str, payload: dict[str, Any]) -> Event:
@@ -310,12 +354,17 @@ def _stream_events(proto: str, model: str, pieces: list[str]) -> tuple[list[Even
         event("ping", {}),
     ]
     deltas = [event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": p}}) for p in pieces]
-    tail = [
-        event("content_block_stop", {"index": 0}),
-        event(
-            "message_delta",
-            {"delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 5}},
-        ),
+    tail = [event("content_block_stop", {"index": 0})]
+    if call:
+        block = {"type": "tool_use", "id": call[0], "name": call[1], "input": {}}
+        tail += [
+            event("content_block_start", {"index": 1, "content_block": block}),
+            event("content_block_delta", {"index": 1, "delta": {"type": "input_json_delta", "partial_json": call[2]}}),
+            event("content_block_stop", {"index": 1}),
+        ]
+    stop = "tool_use" if call else "end_turn"
+    tail += [
+        event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}}),
         event("message_stop", {}),
     ]
     return head, deltas, tail

@@ -2,6 +2,7 @@
 
 Skipped when node or the package is missing. The package is looked for in $PITREE_PI_NODE_MODULES,
 then bench/node_modules (what `bench/setup_node.sh` installs, which `make test` runs first).
+Pi 1.6 (npm @earendil-works/pi-coding-agent under its own Node 22) is found by tests/pi/pi1run.py instead.
 """
 
 from __future__ import annotations

@@ -84,14 +84,15 @@ def pitree_json(*args: str | Path) -> Any:
     return orjson.loads(out.stdout)
 
 
-def pitree_rows(path: Path, mode: str) -> list[str]:
+def pitree_rows(path: Path, mode: str, pi073_session_info: bool = True) -> list[str]:
     """`pitree tree FILE --filter MODE` text rows in Pi's form.
 
     Normalised, because they differ on purpose: the trailing `  <id>` and ` ← leaf` are dropped;
     session_info rows, which Pi hides outside "all" (pitree shows them), are dropped there, and elsewhere
     `[name: X]` / `[name: (empty)]` become Pi's `[title: X]` / `[title: empty]` (pitree also trims the name's
     whitespace, as in every other row; rows_match does the same to Pi's). A row the 400-column text output
-    cropped ends in `…` and is compared as a prefix (see rows_match).
+    cropped ends in `…` and is compared as a prefix (see rows_match). `pi073_session_info=False` leaves
+    session_info rows as they are (Pi 1.x draws them as pitree must: tests/pi/test_pi1_parity.py).
     """
     data = pitree_json("tree", path, "--filter", mode)
     rows, leaf = data["rows"], data["leaf"]
@@ -112,7 +113,7 @@ def pitree_rows(path: Path, mode: str) -> list[str]:
             line = body + "…"
         else:
             line = line.removesuffix(suffix)
-        if row["type"] == "session_info":
+        if row["type"] == "session_info" and pi073_session_info:
             if mode != "all":
                 continue
             line = line.replace("[name: (empty)]", "[title: empty]").replace("[name: ", "[title: ")
