@@ -136,7 +136,7 @@ def edit_effect(edit: Edit, node: Node) -> str:
     if kind == "omit":
         return "omitted from context by edit"
     if kind == "invalid":
-        return "targeted by a malformed edit (no valid replacement; Pi cannot build the context)"
+        return "targeted by a malformed edit (its replacement is neither null nor an object)"
     if node.type == "custom_message" or (node.type == "message" and node.role in EDITABLE_ROLES):
         return "content replaced by edit"
     return "targeted by edit (a replacement leaves this kind of entry unchanged)"

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 from pitree.session.edits import PathEdits
 from pitree.session.entries import parse_timestamp
-from pitree.session.text import as_str, make_safe
+from pitree.session.text import as_str, json_compact, make_safe
 from pitree.session.tree import SessionTree
 from pitree.summary.tokens import llm_text
 from rich.text import Text
@@ -42,6 +42,17 @@ from .parts import (
     safe_text,
     usage_table,
 )
+from .render_pi1 import (
+    assistant_pi1_parts,
+    compaction_parts,
+    context_edit_parts,
+    null_content_note,
+    retain_none,
+    system_parts,
+    system_text,
+    tool_result_pi1_parts,
+    usage_entry_parts,
+)
 
 __all__ = [  # what other modules and the tests take from here
     "HEAD_CHARS",
@@ -61,7 +72,10 @@ __all__ = [  # what other modules and the tests take from here
     "usage_table",
 ]
 
-_ASSISTANT_KNOWN = {"role", "content", "provider", "model", "api", "usage", "stopReason", "errorMessage", "timestamp"}
+_ASSISTANT_KNOWN = {
+    *("role", "content", "provider", "model", "api", "usage", "stopReason", "errorMessage", "timestamp"),
+    *("responseModel", "thinkingLevel", "durationMs"),
+}
 
 
 def assistant_parts(msg: dict[str, Any]) -> list[Part]:
@@ -92,7 +106,9 @@ def assistant_parts(msg: dict[str, Any]) -> list[Part]:
             out.extend(json_view(block.get("arguments")))
         else:
             out.append(image_placeholder(block))
-    if content is None or content == []:
+    if content is None and "content" in msg:
+        out.append(null_content_note("assistant"))
+    elif content is None or content == []:
         out.append(Text("(no content)" if content is None else "(empty content)", "dim italic"))
     error = msg.get("errorMessage")
     if error:
@@ -101,7 +117,7 @@ def assistant_parts(msg: dict[str, Any]) -> list[Part]:
         out.append(usage_table(msg.get("usage")))
     if msg.get("api") is not None:
         out.append(label("api", msg.get("api")))
-    return out + extra_fields(msg, _ASSISTANT_KNOWN)
+    return out + assistant_pi1_parts(msg) + extra_fields(msg, _ASSISTANT_KNOWN)
 
 
 def file_lists(details: Any) -> list[Part]:
@@ -152,8 +168,10 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
     role = msg.get("role")
     if role == "assistant":
         return assistant_parts(msg)
+    if role == "system":
+        return system_parts(msg)
     if role == "user":
-        return content_parts(msg.get("content")) + extra_fields(msg, {"role", "content", "timestamp"})
+        return _content(msg) + extra_fields(msg, {"role", "content", "timestamp"})
     if role == "toolResult":
         head = Text("tool result ", "bold") + safe_text(msg.get("toolName"), "bold cyan", one_line=True)
         if msg.get("isError") is True:
@@ -168,7 +186,7 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
             parts.append(label("toolCallId", call_id, "dim"))
         content = msg.get("content")
         lexer = lexer_for_path(call_path(call)) or lexer_for_text(_tool_text(content))
-        parts.extend(content_parts(content, lexer))
+        parts.extend(_content(msg, lexer))
         details = msg.get("details")
         if isinstance(details, dict) and isinstance(details.get("diff"), str):
             parts.append(Text("diff:", "dim"))
@@ -177,8 +195,9 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
         if details:
             text, left_out = json_text(details)
             parts.append(fold_safe("details (JSON)", make_safe(text), left_out_note(left_out, "bytes"), "json"))
+        parts += tool_result_pi1_parts(msg)
         known = {"role", "toolName", "isError", "toolCallId", "content", "details", "timestamp"}
-        return parts + extra_fields(msg, known)
+        return parts + extra_fields(msg, known | {"usage", "nestedCalls", "durationMs"})
     if role == "bashExecution":
         head = Text("$ ", "bold") + safe_text(msg.get("command"), "bold")
         code = msg.get("exitCode")
@@ -195,7 +214,10 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
             if msg.get(flag):
                 head.append(f"  {text}", "yellow")
         known = {"role", "command", "exitCode", "output", "cancelled", "truncated", "excludeFromContext", "timestamp"}
-        return [head, *fold_text(msg.get("output")), *extra_fields(msg, known)]
+        tail: list[Part] = []
+        if "fullOutputPath" in msg:
+            tail.append(label("full output", msg.get("fullOutputPath"), "bold"))
+        return [head, *fold_text(msg.get("output")), *tail, *extra_fields(msg, known | {"fullOutputPath"})]
     if role in ("branchSummary", "compactionSummary"):
         return [*markdown(msg.get("summary")), *extra_fields(msg, {"role", "summary", "timestamp"})]
     if role == "custom":
@@ -203,8 +225,14 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
     else:
         parts = [Text("role not known to pitree: ", "yellow") + safe_text(role, "bold", one_line=True)]
     if "content" in msg:
-        parts.extend(content_parts(msg.get("content")))
+        parts.extend(_content(msg))
     return parts + extra_fields(msg, {"role", "content", "customType", "timestamp"})
+
+
+def _content(msg: dict[str, Any], lexer: str | None = None) -> list[Part]:
+    if "content" in msg and msg["content"] is None:
+        return [null_content_note(as_str(msg.get("role")))]
+    return content_parts(msg.get("content"), lexer)
 
 
 def _common_fields(entry: dict[str, Any]) -> list[Part]:
@@ -221,11 +249,12 @@ def _common_fields(entry: dict[str, Any]) -> list[Part]:
     return out
 
 
-def entry_parts(entry: Any, tree: SessionTree | None = None) -> list[Part]:
-    """Everything about one entry, as parts for the view. Never raises, whatever the field types."""
+def entry_parts(entry: Any, tree: SessionTree | None = None, edits: PathEdits | None = None) -> list[Part]:
+    """Everything about one entry, as parts for the view. Never raises, whatever the field types.
+    `edits`: the active path's context edits (`session.edits.path_edits`), for a context_edit's status."""
     if not isinstance(entry, dict):
         return [Text(f"this entry is a {type(entry).__name__}, not an object:", "red"), *json_view(entry)]
-    return _group(_entry_parts(entry, tree) + _common_fields(entry))
+    return _group(_entry_parts(entry, tree, edits) + _common_fields(entry))
 
 
 def _group(parts: list[Part]) -> list[Part]:
@@ -246,7 +275,7 @@ def _group(parts: list[Part]) -> list[Part]:
     return out
 
 
-def _entry_parts(entry: dict[str, Any], tree: SessionTree | None) -> list[Part]:
+def _entry_parts(entry: dict[str, Any], tree: SessionTree | None, edits: PathEdits | None) -> list[Part]:
     etype = entry.get("type")
     parts: list[Part]
     if etype == "message":
@@ -255,18 +284,27 @@ def _entry_parts(entry: dict[str, Any], tree: SessionTree | None) -> list[Part]:
         parts = [
             label("tokensBefore", entry.get("tokensBefore"), "bold"),
             Text("firstKeptEntryId: ", "dim") + ref(tree, entry.get("firstKeptEntryId")),
+            *retain_none(entry),
         ]
         if entry.get("fromHook"):
             parts.append(Text("written by an extension (fromHook)", "dim italic"))
-        parts += [*markdown(entry.get("summary")), *file_lists(entry.get("details"))]
-        known = {"tokensBefore", "firstKeptEntryId", "fromHook", "summary", "details"}
+        parts += [*markdown(entry.get("summary")), *file_lists(entry.get("details")), *compaction_parts(entry)]
+        known = {"tokensBefore", "firstKeptEntryId", "fromHook", "summary", "details", "usage", "systemMessage"}
         return parts + extra_fields(entry, _COMMON | known)
     if etype == "branch_summary":
-        parts = [Text("fromId: ", "dim") + ref(tree, entry.get("fromId"))]
+        from_id = entry.get("fromId")
+        if from_id == "root" and (tree is None or tree.get("root") is None):
+            parts = [
+                Text("fromId: ", "dim") + Text("root", "cyan") + Text("  (there was no leaf: Pi writes root)", "dim")
+            ]
+        else:
+            parts = [Text("fromId: ", "dim") + ref(tree, from_id)]
         if entry.get("fromHook"):
             parts.append(Text("written by an extension (fromHook)", "dim italic"))
+        if "usage" in entry:
+            parts += [Text("usage of the summary call:", "dim"), usage_table(entry.get("usage"))]
         parts += [*markdown(entry.get("summary")), *file_lists(entry.get("details"))]
-        return parts + extra_fields(entry, _COMMON | {"fromId", "fromHook", "summary", "details"})
+        return parts + extra_fields(entry, _COMMON | {"fromId", "fromHook", "summary", "details", "usage"})
     if etype == "custom_message":
         parts = [label("customType", entry.get("customType"), "bold")]
         if "display" in entry:
@@ -280,6 +318,10 @@ def _entry_parts(entry: dict[str, Any], tree: SessionTree | None) -> list[Part]:
             label("label", value, "bold yellow") if value else Text("label: (cleared)", "dim"),
         ]
         return parts + extra_fields(entry, _COMMON | {"targetId", "label"})
+    if etype == "usage":
+        return usage_entry_parts(entry)
+    if etype == "context_edit":
+        return context_edit_parts(entry, tree, edits)
     return extra_fields(entry, _COMMON) or [Text("(no fields)", "dim italic")]
 
 
@@ -312,6 +354,9 @@ def token_text(entry: Any) -> str | None:
             return f"{as_str(msg.get('command'))}\n{as_str(msg.get('output'))}"
         if role in ("branchSummary", "compactionSummary"):
             return as_str(msg.get("summary"))
+        if role == "system":  # the prompt text, and the tools' definitions the model also reads
+            tools = msg.get("toolsAdded")
+            return system_text(msg) + (f"\n{json_compact(tools)}" if tools else "")
         return llm_text(msg)
     if etype in ("compaction", "branch_summary"):
         return as_str(entry.get("summary"))
