@@ -42,8 +42,7 @@ class TargetEdit:
     """The edit in effect for one target entry on the path, and whether the target is in the context."""
 
     edit: Edit
-    selected: bool  # the target is among the selected entries (not summarized away, not off the path)
-    on_path: bool
+    selected: bool  # the target is among the selected entries (not before the last compaction's kept range)
 
 
 @dataclass(slots=True)
@@ -113,7 +112,8 @@ def path_edits(path: Sequence[Node], read: Callable[[list[Node]], list[dict[str,
     where = {n.id: i for i, n in enumerate(path) if n.id in last}
     for target, edit in last.items():
         i = where.get(target)
-        out.by_target[target] = TargetEdit(edit, selected=i is not None and flags[i], on_path=i is not None)
+        if i is not None:
+            out.by_target[target] = TargetEdit(edit, selected=flags[i])
     for edit, selected in edits:
         if not selected:
             out.status[edit.id] = ("unselected", out.compaction_id)
@@ -123,7 +123,7 @@ def path_edits(path: Sequence[Node], read: Callable[[list[Node]], list[dict[str,
             out.status[edit.id] = ("no-target", None)
         elif winner is not edit:
             out.status[edit.id] = ("superseded", winner.id)
-        elif not out.by_target[edit.target].selected:
+        elif edit.target not in out.by_target or not out.by_target[edit.target].selected:
             out.status[edit.id] = ("no-target", None)
         else:
             out.status[edit.id] = ("effect", None)

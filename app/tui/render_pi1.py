@@ -209,9 +209,12 @@ def system_parts(msg: dict[str, Any], *, prompt_folded: bool = False) -> list[Pa
 
 def usage_entry_parts(entry: dict[str, Any]) -> list[Part]:
     """A `usage` entry: the cost of a call outside the conversation (a cache warm-up, say)."""
-    head = Text("usage · ", "dim") + safe_text(entry.get("kind"), "bold", one_line=True)
-    head.append("  model ", "dim")
-    head.append_text(safe_text(f"{as_str(entry.get('provider'))}/{as_str(entry.get('model'))}", "green", one_line=True))
+    kind = entry.get("kind")
+    head = Text("usage · ", "dim") + (safe_text(kind, "bold", one_line=True) if kind is not None else Text("null"))
+    if entry.get("provider") is not None or entry.get("model") is not None:
+        head.append("  model ", "dim")
+        model = f"{as_str(entry.get('provider'))}/{as_str(entry.get('model'))}"
+        head.append_text(safe_text(model, "green", one_line=True))
     out: list[Part] = [head]
     if "note" in entry:
         out.append(label("note", entry.get("note")))
@@ -291,7 +294,7 @@ def _status_parts(status: tuple[str, str | None] | None, tree: SessionTree | Non
 def edit_note(node: Node, edits: PathEdits | None) -> GoTo | None:
     """For the header: what an edit on the active path does to this entry, as a link to that edit."""
     hit = edits.target_edit(node.id) if edits is not None else None
-    if hit is None or not hit.on_path:
+    if hit is None:
         return None
     if hit.selected:
         text = Text(f"{edit_effect(hit.edit, node)} ", "bold yellow")
