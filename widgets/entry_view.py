@@ -31,11 +31,12 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.await_remove import AwaitRemove
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Collapsible, Static
 from textual.worker import get_current_worker
 
@@ -242,16 +243,22 @@ class EntryView(VerticalScroll, can_focus=True):
             if tokens is not None and not worker.is_cancelled:
                 self.post_message(self.Counted(request, tokens))
 
-    def on_entry_view_loaded(self, message: Loaded) -> None:
+    async def on_entry_view_loaded(self, message: Loaded) -> None:
         if message.request != self._request:
             message.painted.set()
             return
-        self.loading = False
         self._stop_reason = message.stop_reason
         self.tokens = message.tokens
         self._update_head()
         self._set_note(message.note)
-        self._set_body([self._widget(part) for part in message.parts])
+        removed, mounted = self._set_body([self._widget(part) for part in message.parts])
+        await removed  # `loading` stays true until the old body is gone and the new one mounted
+        if mounted is not None:
+            await mounted
+        if message.request != self._request:  # another entry was asked for meanwhile
+            message.painted.set()
+            return
+        self.loading = False
         self.scroll_home(animate=False)
         self.call_after_refresh(message.painted.set)
 
@@ -323,9 +330,8 @@ class EntryView(VerticalScroll, can_focus=True):
             contents = event.collapsible.query_one(Collapsible.Contents)
             contents.mount_all([Static(p, markup=False) for p in body])
 
-    def _set_body(self, widgets: list[Widget]) -> None:
+    def _set_body(self, widgets: list[Widget]) -> tuple[AwaitRemove, AwaitMount | None]:
         body = self.query_one("#entry-body", Vertical)
-        body.remove_children()
+        removed = body.remove_children()
         self._fold_bodies = {fold: b for fold, b in self._fold_bodies.items() if fold in widgets}
-        if widgets:
-            body.mount_all(widgets)
+        return removed, body.mount_all(widgets) if widgets else None
