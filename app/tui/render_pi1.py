@@ -168,8 +168,6 @@ def system_parts(msg: dict[str, Any], *, prompt_folded: bool = False) -> list[Pa
         out.append(Text(f"prompt text: (empty: {what})", "dim italic"))
     elif prompt_folded:
         out.append(folded(f"prompt text ({len(prompt):,} chars: {what})", prompt))
-    else:
-        out += [Text(f"prompt text ({len(prompt):,} chars: {what}):", "dim"), *fold_text(prompt)]
     if "sections" in msg and not isinstance(msg.get("sections"), dict):
         out.append(label("sections", msg.get("sections"), "red"))
     for name, value in sections[:LIST_MAX]:
@@ -201,6 +199,8 @@ def system_parts(msg: dict[str, Any], *, prompt_folded: bool = False) -> list[Pa
         out.append(names)
     elif removed is not None:
         out.append(label("toolsRemoved", removed, "red"))
+    if prompt and not prompt_folded:  # last: sections and tools stay in view above a long prompt
+        out += [Text(f"prompt text ({len(prompt):,} chars: {what}):", "bold"), *fold_text(prompt)]
     return out + extra_fields(msg, {"role", "content", "sections", "toolsAdded", "toolsRemoved", "timestamp"})
 
 
@@ -261,12 +261,15 @@ def context_edit_parts(entry: dict[str, Any], tree: SessionTree | None, edits: P
     verb = {"omit": "omits", "replace": "replaces"}.get(kind, "edits (invalid)")
     target = tree.get(edit.target) if tree is not None and isinstance(edit.target, str) else None
     head = Text(f"{verb} ", "bold") + safe_text(edit.target, "bold cyan", one_line=True)
-    head.append(" from the model's context" if kind == "omit" else " with:" if kind == "replace" else "")
+    head.append(
+        " from the model's context" if kind == "omit" else " (the new content is below)" if kind == "replace" else ""
+    )
     out: list[Part] = [head, _target_line(tree, edit.target)]
     if edits is not None:
         out += _status_parts(edits.status.get(as_str(entry.get("id"))), tree)
     replacement = entry.get("replacement")
     if isinstance(replacement, dict):
+        out.append(Text("with:", "bold"))
         out += replacement_parts(replacement.get("content"), target)
         out += extra_fields(replacement, {"content"})
     elif "replacement" not in entry:

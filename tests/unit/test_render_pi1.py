@@ -84,7 +84,7 @@ CASES: list[tuple[str, Any, list[str]]] = [
     (
         "context_edit replace",
         entry("context_edit", "e1", None, targetId="u1", replacement={"content": [{"type": "text", "text": "v2"}]}),
-        ["replaces u1 with:", "v2"],
+        ["replaces u1 (the new content is below)", "with:\nv2"],
     ),
     (
         "context_edit without replacement",
