@@ -160,6 +160,7 @@ class EntryView(VerticalScroll, can_focus=True):
     def forget(self) -> None:
         """Show nothing and drop the session (another one is being opened)."""
         self.node, self._tree, self._reader = None, None, None
+        self._edits = None  # holds the tree: the session left must be freed
         self._load_current()
 
     def count_exactly(self) -> None:
