@@ -24,6 +24,8 @@ HEAD_LINES = 40  # shown unfolded; the rest of a long output goes into a Fold
 HEAD_CHARS = 8_000  # ... and at most this much, for outputs made of a few enormous lines
 HIGHLIGHT_MAX = 20_000  # a longer fold body is shown as plain text (a dense highlight renders slowly)
 MARKDOWN_MAX = 20_000  # assistant text beyond this is shown as plain text in a Fold
+NAME_MAX = 200  # of a name or id shown on one line (a section, a tool, a target)
+LABEL_MAX = 5_000  # of a `name: value` line
 THEME = "ansi_dark"  # ANSI colours follow the terminal's own palette
 
 
@@ -60,11 +62,19 @@ def safe_text(value: Any, style: str = "", *, one_line: bool = False) -> Text:
     return Text(make_safe(as_str(value), keep_newlines=not one_line), style=style)
 
 
+def name_text(value: Any, style: str = "", limit: int = NAME_MAX) -> Text:
+    """A name or id from the file on one line, literal, cut at `limit` characters (with how many more)."""
+    text = make_safe(as_str(value), keep_newlines=False)
+    if len(text) <= limit:
+        return Text(text, style)
+    return Text(text[:limit], style) + Text(f"… ({len(text) - limit:,} more characters)", "dim italic")
+
+
 def label(name: str, value: Any, style: str = "") -> Text:
-    """`name: value` on one line, the value literal (JSON null shown as `null`)."""
+    """`name: value` on one line, the value literal (JSON null shown as `null`), cut at LABEL_MAX characters."""
     if value is None:
         return Text(f"{name}: ", "dim") + Text("null", "dim italic")
-    return Text(f"{name}: ", "dim") + safe_text(value, style, one_line=True)
+    return Text(f"{name}: ", "dim") + name_text(value, style, LABEL_MAX)
 
 
 def cut(text: str, limit: int = MAX_CHARS) -> tuple[str, int]:

@@ -30,6 +30,7 @@ from .parts import (
     label,
     left_out_note,
     markdown,
+    name_text,
     other_block,
     safe_text,
     usage_table,
@@ -108,8 +109,8 @@ def system_estimate(msg: dict[str, Any]) -> int:
 
 def _tool_fold(tool: Any) -> Part:
     if not isinstance(tool, dict):
-        return Text("tool of the wrong type: ", "red") + safe_text(tool, one_line=True)
-    name = safe_text(tool.get("name"), "bold cyan", one_line=True)
+        return Text("tool of the wrong type: ", "red") + name_text(tool, limit=500)
+    name = name_text(tool.get("name"), "bold cyan")
     description = as_str(tool.get("description")) if tool.get("description") is not None else ""
     first = make_safe(description.split("\n", 1)[0], keep_newlines=False)
     title = name + Text(f"  {first[:90]}{'…' if len(first) > 90 else ''}", "dim")
@@ -171,11 +172,11 @@ def system_parts(msg: dict[str, Any], *, prompt_folded: bool = False) -> list[Pa
     if "sections" in msg and not isinstance(msg.get("sections"), dict):
         out.append(label("sections", msg.get("sections"), "red"))
     for name, value in sections[:LIST_MAX]:
-        key = safe_text(name, "bold", one_line=True)
+        key = name_text(name, "bold")
         if value is None:
             out.append(Text("section ", "dim") + key + Text(": removed (null)", "yellow"))
         elif not isinstance(value, str):
-            out.append(Text("section ", "dim") + key + Text(": not a string: ", "red") + safe_text(value))
+            out.append(Text("section ", "dim") + key + Text(": not a string: ", "red") + name_text(value, limit=500))
         else:
             out.append(
                 folded(
@@ -195,7 +196,7 @@ def system_parts(msg: dict[str, Any], *, prompt_folded: bool = False) -> list[Pa
         names = Text(f"tools removed ({len(removed)}): ", "bold")
         for i, ref_ in enumerate(removed[:LIST_MAX]):
             names.append(", " if i else "")
-            names.append_text(safe_text(ref_.get("name") if isinstance(ref_, dict) else ref_, "cyan", one_line=True))
+            names.append_text(name_text(ref_.get("name") if isinstance(ref_, dict) else ref_, "cyan"))
         out.append(names)
     elif removed is not None:
         out.append(label("toolsRemoved", removed, "red"))
@@ -210,11 +211,11 @@ def system_parts(msg: dict[str, Any], *, prompt_folded: bool = False) -> list[Pa
 def usage_entry_parts(entry: dict[str, Any]) -> list[Part]:
     """A `usage` entry: the cost of a call outside the conversation (a cache warm-up, say)."""
     kind = entry.get("kind")
-    head = Text("usage · ", "dim") + (safe_text(kind, "bold", one_line=True) if kind is not None else Text("null"))
+    head = Text("usage · ", "dim") + (name_text(kind, "bold") if kind is not None else Text("null"))
     if entry.get("provider") is not None or entry.get("model") is not None:
         head.append("  model ", "dim")
         model = f"{as_str(entry.get('provider'))}/{as_str(entry.get('model'))}"
-        head.append_text(safe_text(model, "green", one_line=True))
+        head.append_text(name_text(model, "green"))
     out: list[Part] = [head]
     if "note" in entry:
         out.append(label("note", entry.get("note")))
@@ -229,8 +230,8 @@ def _target_line(tree: SessionTree | None, target: Any) -> Part:
     node = tree.get(target) if tree is not None and isinstance(target, str) else None
     if node is None:
         why = "not in this session" if isinstance(target, str) else "not an entry id"
-        return Text("target ", "dim") + safe_text(target, "cyan", one_line=True) + Text(f": {why}", "bold yellow")
-    row = Text("→ ", "bold") + safe_text(node.id, "cyan", one_line=True)
+        return Text("target ", "dim") + name_text(target, "cyan") + Text(f": {why}", "bold yellow")
+    row = Text("→ ", "bold") + name_text(node.id, "cyan")
     row.append(f"  line {node.line:,}  ", "dim")
     row.append_text(safe_text(tree.row_text(node) if tree is not None else "", one_line=True)[:120])
     row.append("   (o or click: go there)", "dim italic")
@@ -260,7 +261,7 @@ def context_edit_parts(entry: dict[str, Any], tree: SessionTree | None, edits: P
     kind = edit.kind
     verb = {"omit": "omits", "replace": "replaces"}.get(kind, "edits (invalid)")
     target = tree.get(edit.target) if tree is not None and isinstance(edit.target, str) else None
-    head = Text(f"{verb} ", "bold") + safe_text(edit.target, "bold cyan", one_line=True)
+    head = Text(f"{verb} ", "bold") + name_text(edit.target, "bold cyan")
     head.append(
         " from the model's context" if kind == "omit" else " (the new content is below)" if kind == "replace" else ""
     )
@@ -289,7 +290,7 @@ def _status_parts(status: tuple[str, str | None] | None, tree: SessionTree | Non
     if what == "no-target":
         return [Text("no effect on the active path: its target is not in the context there", "yellow")]
     text = "superseded on the active path by edit " if what == "superseded" else "no effect: before the kept range of "
-    line = Text(text, "yellow") + safe_text(other, "cyan", one_line=True)
+    line = Text(text, "yellow") + name_text(other, "cyan")
     line.append("   (o or click: go there)", "dim italic")
     return [GoTo(other, line) if other and tree is not None and tree.get(other) else line]
 
@@ -303,7 +304,7 @@ def edit_note(node: Node, edits: PathEdits | None) -> GoTo | None:
         text = Text(f"{edit_effect(hit.edit, node)} ", "bold yellow")
     else:
         text = Text("targeted by edit ", "yellow")
-    text.append_text(safe_text(hit.edit.id, "cyan", one_line=True))
+    text.append_text(name_text(hit.edit.id, "cyan"))
     if not hit.selected:
         text.append(" (no effect: this entry is not in the context, before the last compaction's kept range)", "dim")
     text.append("   (o or click: go to the edit)", "dim italic")
@@ -344,12 +345,12 @@ def nested_calls_parts(value: Any) -> list[Part]:
         if i:
             lines.append("\n")
         if not isinstance(call, dict):
-            lines.append_text(safe_text(call, "red", one_line=True))
+            lines.append_text(name_text(call, "red", 500))
             continue
         status = call.get("status")
-        lines.append_text(safe_text(status, "green" if status == "ok" else "bold red", one_line=True))
+        lines.append_text(name_text(status, "green" if status == "ok" else "bold red"))
         lines.append(" ")
-        lines.append_text(safe_text(call.get("name"), "bold cyan", one_line=True))
+        lines.append_text(name_text(call.get("name"), "bold cyan"))
         if "arguments" in call:
             args, _ = cut(json_compact(call.get("arguments")), 300)
             lines.append(" " + make_safe(args, keep_newlines=False))
@@ -359,7 +360,7 @@ def nested_calls_parts(value: Any) -> list[Part]:
             lines.append(f"  {as_str(call.get('durationMs'))} ms", "dim")
         if call.get("error") is not None:
             lines.append("  error: ", "red")
-            lines.append_text(safe_text(call.get("error"), "red", one_line=True))
+            lines.append_text(name_text(call.get("error"), "red", 500))
     out: list[Part] = [head, lines]
     if (note := _count_note(len(calls), "calls")) is not None:
         out.append(note)
@@ -386,7 +387,7 @@ def assistant_pi1_parts(msg: dict[str, Any]) -> list[Part]:
         line = label("response model", msg.get("responseModel"), "green")
         if msg.get("responseModel") != msg.get("model"):
             line.append("  (asked for ", "dim")
-            line.append_text(safe_text(msg.get("model"), "dim", one_line=True))
+            line.append_text(name_text(msg.get("model"), "dim"))
             line.append(")", "dim")
         out.append(line)
     if "thinkingLevel" in msg:

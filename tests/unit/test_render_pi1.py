@@ -14,6 +14,7 @@ from pitree.store.session_file import EntryReader, load_session
 from pitree.tui.parts import MAX_CHARS, Fold, GoTo
 from pitree.tui.render import entry_parts, token_text
 from pitree.tui.render_pi1 import LIST_MAX, edit_note, js_items, system_estimate, system_text
+from rich.text import Text
 
 from tests.sessions import assistant, entry, user, write_session
 from tests.unit.test_render import HOSTILE, folds, links, msg_entry, plain, terminal_output
@@ -392,3 +393,31 @@ def test_edited_entries_get_a_note_linking_the_edit(edited: Path) -> None:
     assert notes["u1"].text.plain.startswith("omitted from context by edit e1")
     assert notes["a1"] is not None and notes["a1"].entry_id == "e3"
     assert notes["a1"].text.plain.startswith("content replaced by edit e3")
+
+
+def test_huge_names_and_ids_are_cut() -> None:
+    big = "n" * 1_000_000
+    objs = [
+        system(sections={big: "v", "x": 5 * [big]}, toolsAdded=[{"name": big}, [big]], toolsRemoved=[{"name": big}]),
+        entry("usage", "u", None, kind=big, provider=big, model=big, note=big),
+        entry("context_edit", "e", None, targetId=big, replacement=None),
+        msg_entry({"role": "toolResult", "nestedCalls": {"calls": [{"name": big, "status": big, "error": big}, big]}}),
+        msg_entry({"role": "assistant", "content": [], "model": big, "responseModel": big, "thinkingLevel": big}),
+    ]
+    for obj in objs:
+        parts = entry_parts(obj)
+        shown = sum(len(p.plain) for p in parts if isinstance(p, Text)) + sum(
+            len(f.label.plain) for f in folds(parts) if f.label is not None
+        )
+        assert shown < 40_000, (obj["type"], shown)
+        assert "more characters" in plain(parts, open_folds=False, width=300)
+
+
+def test_header_colours_a_deferred_stop(tmp_path: Path) -> None:
+    from pitree.tui.entry_header import header
+
+    path = write_session(tmp_path / "s.jsonl", [assistant("a1", None, stop="deferred")])
+    tree, _ = load_session(path)
+    head = header(tree.get("a1"), tree, stop_reason="deferred")  # type: ignore[arg-type]
+    (span,) = [s for s in head.spans if head.plain[s.start : s.end] == "deferred"]
+    assert str(span.style) == "yellow"
