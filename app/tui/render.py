@@ -1,7 +1,8 @@
 """Turning one entry (its full JSON, re-read from the file) into parts for the detail pane.
 
 `entry_parts` gives a list of parts: Rich renderables, `Fold`s that the view shows collapsed and `GoTo`
-links to other entries (`parts`). Pi 1.x's entries and fields are drawn by `render_pi1`. Session text is
+links to other entries (`parts`). Pi 1.x's entries and fields are drawn by `render_pi1` and
+`render_system`. Session text is
 never markup; every part is bounded (see `parts`).
 """
 
@@ -48,11 +49,10 @@ from .render_pi1 import (
     context_edit_parts,
     null_content_note,
     retain_none,
-    system_parts,
-    system_text,
     tool_result_pi1_parts,
     usage_entry_parts,
 )
+from .render_system import system_parts, system_text
 
 __all__ = [  # what other modules and the tests take from here
     "HEAD_CHARS",

@@ -13,7 +13,8 @@ from pitree.session.edits import path_edits
 from pitree.store.session_file import EntryReader, load_session
 from pitree.tui.parts import MAX_CHARS, Fold, GoTo
 from pitree.tui.render import entry_parts, token_text
-from pitree.tui.render_pi1 import LIST_MAX, edit_note, js_items, system_estimate, system_text
+from pitree.tui.render_pi1 import edit_note
+from pitree.tui.render_system import LIST_MAX, js_items, system_estimate, system_text
 from rich.text import Text
 
 from tests.sessions import assistant, entry, user, write_session
