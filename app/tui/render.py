@@ -309,7 +309,7 @@ def _entry_parts(entry: dict[str, Any], tree: SessionTree | None, edits: PathEdi
         parts = [label("customType", entry.get("customType"), "bold")]
         if "display" in entry:
             parts.append(label("display", entry.get("display")))
-        parts.extend(content_parts(entry.get("content")))
+        parts.extend(_content(entry))
         return parts + extra_fields(entry, _COMMON | {"customType", "display", "content"})
     if etype == "label":
         value = entry.get("label")

@@ -183,7 +183,8 @@ CASES: list[tuple[str, Any, list[str]]] = [
     ("assistant null content", msg_entry({"role": "assistant", "content": None}), ["which Pi reads as []"]),
     ("tool result null content", msg_entry({"role": "toolResult", "content": None}), ["which Pi reads as []"]),
     ("custom null content", msg_entry({"role": "custom", "content": None}), ["which Pi reads as []"]),
-    ("custom_message null content", entry("custom_message", "m", None, content=None), ["(no content)"]),
+    ("custom_message null content", entry("custom_message", "m", None, content=None), ["which Pi reads as []"]),
+    ("custom_message no content", entry("custom_message", "m", None), ["(no content)"]),
     ("unknown role", msg_entry({"role": "developer", "content": "d", "x": 1}), ["role not known", "developer", "x: 1"]),
     ("unknown type", entry("title_change", "t", None, title="T"), ["title: T"]),
 ]
