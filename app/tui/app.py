@@ -84,7 +84,8 @@ class PitreeApp(WritingMixin, ScreensMixin):
     # Keys of the explorer itself: off (and out of the footer) while another screen is on top.
     EXPLORER_ACTIONS = frozenset(
         {"search", "next_match", "goto", "toggle_follow", "toggle_raw", "show_skipped", "switch_pane", "label"}
-        | {"context", "usage", "sessions", "export", "exact_tokens", "entry_link"}
+        | {"context", "usage", "sessions", "export", "exact_tokens"}
+        | {"entry_link"}
     )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
