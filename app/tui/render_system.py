@@ -71,7 +71,7 @@ def system_text(msg: dict[str, Any]) -> str:
     """pi-ai `getSystemMessageText`: the content, then every non-null section, empty parts skipped, joined
     by blank lines."""
     parts = [content_text(msg.get("content"))]
-    parts += [as_str(v) for _, v in _sections(msg) if v is not None]
+    parts += [v for _, v in _sections(msg) if isinstance(v, str)]  # Pi drops a number (no length); shown as wrong
     return "\n\n".join(p for p in parts if p)
 
 
@@ -89,8 +89,8 @@ def system_estimate(msg: dict[str, Any]) -> int:
             elif isinstance(block, dict) and block.get("type") == "image":
                 chars += 4800
     for _, value in _sections(msg):
-        if _js_truthy(value):
-            chars += js_len(as_str(value))
+        if isinstance(value, str):
+            chars += js_len(value)
     tools = msg.get("toolsAdded")
     if _js_truthy(tools):
         chars += js_len(json_compact(tools))
