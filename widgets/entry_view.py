@@ -1,11 +1,13 @@
 """`EntryView`: the selected entry in full (the right pane), read back from its byte offset in a worker.
 
 `show(node, tree, reader)` puts the header (from the compact `Node`) and "loading…" up at once; a thread
-worker re-reads the entry, builds its parts with `pitree.tui.render` and posts them back; a second
+worker re-reads the entry, builds its parts with `pitree.tui.render` and posts them back, with what a context
+edit on the active path does to the entry (a line under the header that goes to the edit); a second
 message brings the tiktoken count, when `exact_tokens` is set or the encoder is built anyway (its tables
 cost ~30 MB, so the app leaves it off for big sessions until `count_exactly()`). `toggle_raw()` switches
 to the stored line pretty-printed (the mode stays on for the next entries until toggled off). Folds become
-collapsed `Collapsible`s, so long output costs nothing until it is opened.
+collapsed `Collapsible`s, so long output costs nothing until it is opened. `o` (or a click) on a line naming
+another entry posts `EntryLink.Chosen`; the app moves the tree there.
 """
 
 from __future__ import annotations
@@ -15,20 +17,26 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pitree.session.edits import PathEdits, path_edits
 from pitree.session.entries import Node
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, SessionFileError
 from pitree.summary.tokens import count_text, encoder_built
 from pitree.tui.entry_header import header
-from pitree.tui.render import Fold, Part, entry_parts, raw_parts, token_text
+from pitree.tui.render import Fold, GoTo, Part, entry_parts, raw_parts, token_text
+from pitree.tui.render_pi1 import edit_note
+from pitree.widgets.entry_link import EntryLink
 from rich.console import RenderableType
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.await_remove import AwaitRemove
+from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Collapsible, Static
 from textual.worker import get_current_worker
 
@@ -72,9 +80,12 @@ def _chunk_end(text: str, start: int, end: int) -> int:
 class EntryView(VerticalScroll, can_focus=True):
     """Shows one entry in full. The app calls `show` on every selection and `toggle_raw` for `r`."""
 
+    BINDINGS = [Binding("o", "go_to", "Go to the entry named here", show=False)]
+
     DEFAULT_CSS = """
     EntryView { padding: 0 1; background: $surface; }
-    EntryView > #entry-head { margin-bottom: 1; border-bottom: solid $primary-background; }
+    EntryView > #entry-top { height: auto; margin-bottom: 1; border-bottom: solid $primary-background; }
+    EntryView #entry-note { display: none; }
     EntryView > #entry-body { height: auto; }
     EntryView #entry-body > Static { margin-bottom: 1; }
     EntryView #entry-body > Collapsible { margin-bottom: 1; padding-bottom: 0; }
@@ -85,11 +96,18 @@ class EntryView(VerticalScroll, can_focus=True):
         """Posted by the worker when an entry's parts are ready."""
 
         def __init__(
-            self, request: int, parts: list[Part], stop_reason: Any, tokens: str | None, painted: threading.Event
+            self,
+            request: int,
+            parts: list[Part],
+            stop_reason: Any,
+            tokens: str | None,
+            painted: threading.Event,
+            note: GoTo | None = None,
         ) -> None:
             # tokens: what the header says of the tiktoken count until it comes ("counting…"), or instead of it
             self.request, self.parts, self.stop_reason, self.tokens = request, parts, stop_reason, tokens
             self.painted = painted  # set once the parts are on screen
+            self.note = note  # what a context edit on the active path does to the entry, with a link to the edit
             super().__init__()
 
     class Counted(Message, bubble=False):
@@ -112,9 +130,13 @@ class EntryView(VerticalScroll, can_focus=True):
         self._stop_reason: Any = None
         self._fold_bodies: dict[Collapsible, tuple[RenderableType, ...]] = {}  # folds not opened yet
         self._ready = False  # composed children exist (a `show` before that waits for on_mount)
+        # The active path's context edits, computed by a worker once per tree change: (tree, generation, edits)
+        self._edits: tuple[SessionTree, int, PathEdits | None] | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("No entry selected.", "dim"), id="entry-head", markup=False)
+        with Vertical(id="entry-top"):
+            yield Static(Text("No entry selected.", "dim"), id="entry-head", markup=False)
+            yield EntryLink(GoTo("", Text()), id="entry-note")
         yield Vertical(id="entry-body")
 
     def on_mount(self) -> None:
@@ -138,6 +160,7 @@ class EntryView(VerticalScroll, can_focus=True):
     def forget(self) -> None:
         """Show nothing and drop the session (another one is being opened)."""
         self.node, self._tree, self._reader = None, None, None
+        self._edits = None  # holds the tree: the session left must be freed
         self._load_current()
 
     def count_exactly(self) -> None:
@@ -168,6 +191,7 @@ class EntryView(VerticalScroll, can_focus=True):
             return
         self.loading = True
         self._update_head()
+        self._set_note(None)
         self._set_body([Static(Text(f"loading line {node.line:,} …"), classes="loading", markup=False)])
         self._load(self._request, node, tree, reader, self.raw, self.exact_tokens or encoder_built())
 
@@ -176,12 +200,15 @@ class EntryView(VerticalScroll, can_focus=True):
         worker = get_current_worker()
         entry: Any = None
         stop_reason: Any = None
+        note: GoTo | None = None
         try:
             if raw:
                 parts = raw_parts(reader.raw(node))
             else:
+                edits = self._path_edits(tree, reader)
+                note = edit_note(node, edits)
                 entry = reader.entry(node)
-                parts = entry_parts(entry, tree)
+                parts = entry_parts(entry, tree, edits)
                 if node.type == "compaction":
                     from pitree.report import compaction_audit
                     from pitree.tui.audit_view import audit_parts
@@ -203,8 +230,8 @@ class EntryView(VerticalScroll, can_focus=True):
         if worker.is_cancelled:
             return
         painted = threading.Event()
-        note = None if not text else "counting…" if exact else NOT_COUNTED
-        self.post_message(self.Loaded(request, parts, stop_reason, tokens=note, painted=painted))
+        tokens_note = None if not text else "counting…" if exact else NOT_COUNTED
+        self.post_message(self.Loaded(request, parts, stop_reason, tokens=tokens_note, painted=painted, note=note))
         if text and exact:
             # Counting holds the GIL in bursts; start once the entry is on screen so it never delays that.
             while not painted.wait(0.05):
@@ -217,15 +244,22 @@ class EntryView(VerticalScroll, can_focus=True):
             if tokens is not None and not worker.is_cancelled:
                 self.post_message(self.Counted(request, tokens))
 
-    def on_entry_view_loaded(self, message: Loaded) -> None:
+    async def on_entry_view_loaded(self, message: Loaded) -> None:
         if message.request != self._request:
             message.painted.set()
             return
-        self.loading = False
         self._stop_reason = message.stop_reason
         self.tokens = message.tokens
         self._update_head()
-        self._set_body([self._widget(part) for part in message.parts])
+        self._set_note(message.note)
+        removed, mounted = self._set_body([self._widget(part) for part in message.parts])
+        await removed  # `loading` stays true until the old body is gone and the new one mounted
+        if mounted is not None:
+            await mounted
+        if message.request != self._request:  # another entry was asked for meanwhile
+            message.painted.set()
+            return
+        self.loading = False
         self.scroll_home(animate=False)
         self.call_after_refresh(message.painted.set)
 
@@ -248,13 +282,46 @@ class EntryView(VerticalScroll, can_focus=True):
             head.append("\nraw line as stored (r: back to the entry view)", "bold yellow")
         self.query_one("#entry-head", Static).update(head)
 
+    def _path_edits(self, tree: SessionTree, reader: EntryReader) -> PathEdits | None:
+        """The active path's context edits (worker thread), from the cache while the tree is unchanged. None
+        when the edit entries could not be read (the file changed): the entry still shows, without notes."""
+        cached = self._edits
+        if cached is not None and cached[0] is tree and cached[1] == tree.generation:
+            return cached[2]
+        generation = tree.generation
+        try:
+            edits: PathEdits | None = path_edits(tree.active_path(), reader.entries)
+        except SessionFileError:
+            edits = None
+        self._edits = (tree, generation, edits)
+        return edits
+
+    def _set_note(self, note: GoTo | None) -> None:
+        link = self.query_one("#entry-note", EntryLink)
+        link.display = note is not None
+        if note is not None:
+            link.entry_id = note.entry_id
+            link.update(note.text)
+
+    def action_go_to(self) -> None:
+        """Go to the entry the pane names first: the edit that changes this entry, else a link in the body."""
+        for link in self.query(EntryLink):
+            if link.display and link.entry_id:
+                link.choose()
+                return
+        self.notify("this entry names no other entry to go to", severity="information")
+
     def _widget(self, part: Part) -> Widget:
+        if isinstance(part, GoTo):
+            return EntryLink(part)
         if not isinstance(part, Fold):
             return Static(part, markup=False)
+        # Session text in a title goes in as Content: a str title would be parsed as markup.
+        title: Any = part.title if part.label is None else Content(part.title) + Content.from_text(part.label)
         if not part.collapsed:
-            return Collapsible(*(Static(p, markup=False) for p in part.body), title=part.title, collapsed=False)
+            return Collapsible(*(Static(p, markup=False) for p in part.body), title=title, collapsed=False)
         # A collapsed body is mounted when first opened: Textual measures hidden children too.
-        fold = Collapsible(title=part.title, collapsed=True)
+        fold = Collapsible(title=title, collapsed=True)
         self._fold_bodies[fold] = part.body
         return fold
 
@@ -264,9 +331,8 @@ class EntryView(VerticalScroll, can_focus=True):
             contents = event.collapsible.query_one(Collapsible.Contents)
             contents.mount_all([Static(p, markup=False) for p in body])
 
-    def _set_body(self, widgets: list[Widget]) -> None:
+    def _set_body(self, widgets: list[Widget]) -> tuple[AwaitRemove, AwaitMount | None]:
         body = self.query_one("#entry-body", Vertical)
-        body.remove_children()
+        removed = body.remove_children()
         self._fold_bodies = {fold: b for fold, b in self._fold_bodies.items() if fold in widgets}
-        if widgets:
-            body.mount_all(widgets)
+        return removed, body.mount_all(widgets) if widgets else None

@@ -20,6 +20,7 @@ from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, LoadCancelled, SessionFileError, load_session_fast
 from pitree.summary.tokens import encoder_built, load_encoder
+from pitree.widgets.entry_link import EntryLink
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.status_bar import Status, StatusBar
@@ -67,6 +68,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
         Binding("n", "next_match(1)", "Next", show=False),
         Binding("N", "next_match(-1)", "Prev", show=False),
         Binding("g", "goto", "Go to id", show=False),
+        Binding("o", "entry_link", "Go to the entry the pane names", show=False),
         Binding("f", "toggle_follow", "Follow"),
         Binding("r", "toggle_raw", "Raw JSON", show=False),
         Binding("s", "show_skipped", "Skipped", show=False),
@@ -83,6 +85,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
     EXPLORER_ACTIONS = frozenset(
         {"search", "next_match", "goto", "toggle_follow", "toggle_raw", "show_skipped", "switch_pane", "label"}
         | {"context", "usage", "sessions", "export", "exact_tokens"}
+        | {"entry_link"}
     )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -492,6 +495,18 @@ class PitreeApp(WritingMixin, ScreensMixin):
 
     def action_goto(self) -> None:
         self.query_one(PromptBar).ask("goto", "go to entry id (or unique prefix)")
+
+    def action_entry_link(self) -> None:
+        self.query_one(EntryView).action_go_to()
+
+    @on(EntryLink.Chosen)
+    def _entry_link_chosen(self, message: EntryLink.Chosen) -> None:
+        """A line of the entry pane naming another entry (a context edit's target, say) was chosen."""
+        if self.stree is None or not self.tree_view.select_id(message.entry_id):
+            shown = make_safe(message.entry_id, keep_newlines=False)
+            self.notify(f"entry {shown} is not in the tree", severity="error", markup=False)
+            return
+        self.tree_view.focus()
 
     @on(PromptBar.Edited)
     def _prompt_changed(self, message: PromptBar.Edited) -> None:

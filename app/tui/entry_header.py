@@ -14,7 +14,7 @@ from pitree.session.text import as_str, make_safe
 from pitree.session.tree import SessionTree
 from rich.text import Text
 
-from .render import safe_text
+from .parts import safe_text
 
 
 def relative_time(seconds: float) -> str:
@@ -92,9 +92,8 @@ def header(
             t.append("  ")
         if stop_reason is not None:
             t.append("stop ", "dim")
-            t.append_text(
-                safe_text(stop_reason, "bold red" if stop_reason in ("error", "aborted") else "", one_line=True)
-            )
+            style = {"error": "bold red", "aborted": "bold red", "deferred": "yellow"}.get(as_str(stop_reason), "")
+            t.append_text(safe_text(stop_reason, style, one_line=True))
     t.append(f"\ntokens ~{node.est:,}", "")
     t.append(" (Pi's chars/4)", "dim")
     if isinstance(tokens, int):

@@ -1,238 +1,81 @@
-"""Turning one entry (its full JSON, re-read from the file) into Rich renderables for the detail pane.
+"""Turning one entry (its full JSON, re-read from the file) into parts for the detail pane.
 
-`entry_parts` gives a list of parts: Rich renderables, and `Fold`s that the view shows collapsed.
-Session text is never markup: strings become `Text` after `make_safe`; assistant and summary text is
-Markdown built from its source, with hyperlinks off and every parsed token made safe again (entities such
-as `&#x202e;` decode to real characters only after parsing). Every part is bounded: a field keeps at most
-`MAX_CHARS` characters, and what is shown unfolded is a few thousand, so the render that Textual does on the
-main thread stays short even for a 50 MB tool result. Highlighting is done here (pygments, in the caller's
-worker thread) and handed over as styled `Text`, never as a `Syntax` that would lex again while painting.
+`entry_parts` gives a list of parts: Rich renderables, `Fold`s that the view shows collapsed and `GoTo`
+links to other entries (`parts`). Pi 1.x's entries and fields are drawn by `render_pi1` and
+`render_system`. Session text is
+never markup; every part is bounded (see `parts`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from pitree.session.edits import PathEdits
 from pitree.session.entries import parse_timestamp
-from pitree.session.text import as_str, make_safe
+from pitree.session.text import as_str, json_compact, make_safe
 from pitree.session.tree import SessionTree
 from pitree.summary.tokens import llm_text
-from rich.console import RenderableType
 from rich.text import Text
 
 from .lexers import call_path, lexer_for_path, lexer_for_text
+from .parts import (
+    HEAD_CHARS,
+    HEAD_LINES,
+    MAX_CHARS,
+    Fold,
+    GoTo,
+    Part,
+    content_parts,
+    extra_fields,
+    fold_safe,
+    fold_text,
+    folded,
+    image_placeholder,
+    json_text,
+    json_view,
+    label,
+    left_out_note,
+    markdown,
+    other_block,
+    ref,
+    safe_text,
+    usage_table,
+)
+from .render_pi1 import (
+    assistant_pi1_parts,
+    compaction_parts,
+    context_edit_parts,
+    null_content_note,
+    retain_none,
+    tool_result_pi1_parts,
+    usage_entry_parts,
+)
+from .render_system import system_parts, system_text
 
-MAX_CHARS = 200_000  # of one field; the rest is counted, not shown
-HEAD_LINES = 40  # shown unfolded; the rest of a long output goes into a Fold
-HEAD_CHARS = 8_000  # ... and at most this much, for outputs made of a few enormous lines
-HIGHLIGHT_MAX = 20_000  # a longer fold body is shown as plain text (a dense highlight renders slowly)
-MARKDOWN_MAX = 20_000  # assistant text beyond this is shown as plain text in a Fold
-THEME = "ansi_dark"  # ANSI colours follow the terminal's own palette
+__all__ = [  # what other modules and the tests take from here
+    "HEAD_CHARS",
+    "HEAD_LINES",
+    "MAX_CHARS",
+    "Fold",
+    "GoTo",
+    "Part",
+    "entry_parts",
+    "fold_text",
+    "image_placeholder",
+    "json_view",
+    "markdown",
+    "raw_parts",
+    "safe_text",
+    "token_text",
+    "usage_table",
+]
 
-
-@dataclass(frozen=True, slots=True)
-class Fold:
-    """A part shown collapsed under `title` (a plain string: no session text goes into a title)."""
-
-    title: str
-    body: tuple[RenderableType, ...]
-    collapsed: bool = True
-
-
-Part = RenderableType | Fold
-
-
-# ---- small pieces -----------------------------------------------------------------------------------------
-
-
-def safe_text(value: Any, style: str = "", *, one_line: bool = False) -> Text:
-    """Any JSON value as literal Text with control characters visible."""
-    return Text(make_safe(as_str(value), keep_newlines=not one_line), style=style)
-
-
-def label(name: str, value: Any, style: str = "") -> Text:
-    """`name: value` on one line, the value literal (JSON null shown as `null`)."""
-    if value is None:
-        return Text(f"{name}: ", "dim") + Text("null", "dim italic")
-    return Text(f"{name}: ", "dim") + safe_text(value, style, one_line=True)
-
-
-def cut(text: str, limit: int = MAX_CHARS) -> tuple[str, int]:
-    """The first `limit` characters and how many were left out."""
-    if len(text) <= limit:
-        return text, 0
-    return text[:limit], len(text) - limit
-
-
-def _note(left_out: int, unit: str = "characters") -> Text | None:
-    return Text(f"… {left_out:,} more {unit} not shown", "dim italic") if left_out else None
-
-
-def highlighted(code: str, lexer: str | None, style: str = "") -> Text:
-    """`code` (already safe) as wrapping Text, highlighted by pygments when a lexer is given."""
-    if not lexer:
-        return Text(code, style)
-    from rich.syntax import Syntax  # on first use, as Markdown (pygments comes with it)
-
-    text = Syntax(code, lexer, theme=THEME, word_wrap=True).highlight(code)
-    text.no_wrap = False
-    text.rstrip()
-    return text
-
-
-def _split_head(text: str, lines: int, chars: int) -> tuple[str, str]:
-    pos = -1
-    for _ in range(lines):
-        pos = text.find("\n", pos + 1, chars + 1)
-        if pos < 0:
-            break
-    if pos >= 0:
-        return text[:pos], text[pos + 1 :]
-    if len(text) <= chars:
-        return text, ""
-    return text[:chars], text[chars:]
-
-
-def folded(title: str, value: Any, lexer: str | None = None, style: str = "") -> Fold:
-    """All of `value` (up to MAX_CHARS) in a Fold, highlighted unless it is long."""
-    kept, left_out = cut(as_str(value))
-    return _fold(title, make_safe(kept), _note(left_out), lexer, style)
-
-
-def _fold(title: str, safe: str, note: Text | None, lexer: str | None, style: str = "") -> Fold:
-    body: list[RenderableType] = [highlighted(safe, lexer if len(safe) <= HIGHLIGHT_MAX else None, style)]
-    if note is not None:
-        body.append(note)
-    return Fold(title, tuple(body))
-
-
-def fold_text(
-    value: Any,
-    lexer: str | None = None,
-    *,
-    style: str = "",
-    head_lines: int = HEAD_LINES,
-    head_chars: int = HEAD_CHARS,
-) -> list[Part]:
-    """Long output: its first lines shown, the rest (up to MAX_CHARS) in a Fold titled "… N more lines"."""
-    kept, left_out = cut(as_str(value))
-    return _head_and_fold(make_safe(kept), _note(left_out), lexer, style, head_lines, head_chars)
-
-
-def _head_and_fold(
-    safe: str,
-    note: Text | None,
-    lexer: str | None,
-    style: str = "",
-    head_lines: int = HEAD_LINES,
-    head_chars: int = HEAD_CHARS,
-) -> list[Part]:
-    head, rest = _split_head(safe, head_lines, head_chars)
-    parts: list[Part] = [highlighted(head, lexer, style)]
-    if rest:
-        lines = rest.count("\n") + (0 if rest.endswith("\n") else 1)
-        parts.append(_fold(f"… {lines:,} more line{'s' if lines != 1 else ''}", rest, note, lexer, style))
-    elif note is not None:
-        parts.append(note)
-    return parts
-
-
-def markdown(value: Any) -> list[Part]:
-    """Markdown from its source; beyond MARKDOWN_MAX the rest is plain text in a Fold (`render_markdown`,
-    imported on first use: markdown-it and Rich's Markdown cost ~50 ms of the explorer's start)."""
-    from .render_markdown import markdown as render
-
-    return render(value)
-
-
-def json_text(value: Any, limit: int = MAX_CHARS) -> tuple[str, int]:
-    """`value` as indented JSON, cut at `limit` bytes (never decoding more), and how many bytes were cut."""
-    try:
-        data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
-    except TypeError:
-        data = as_str(value).encode("utf-8", "replace")
-    if len(data) <= limit:
-        return data.decode("utf-8", "replace"), 0
-    return data[:limit].decode("utf-8", "ignore"), len(data) - limit
-
-
-def json_view(value: Any, *, head_lines: int = HEAD_LINES, head_chars: int = HEAD_CHARS) -> list[Part]:
-    """A JSON value pretty-printed and highlighted, folded when long."""
-    text, left_out = json_text(value)
-    return _head_and_fold(make_safe(text), _note(left_out, "bytes"), "json", "", head_lines, head_chars)
-
-
-# ---- blocks and messages ----------------------------------------------------------------------------------
-
-
-def image_placeholder(block: dict[str, Any]) -> Text:
-    """`[image: image/png, 12.3 KB]`, the size decoded from the base64 length; never the data."""
-    data = block.get("data")
-    mime = make_safe(as_str(block.get("mimeType")) or "unknown type", keep_newlines=False)
-    if not isinstance(data, str):
-        return Text(f"[image: {mime}, no data]", "bold blue")
-    size = len(data) * 3 // 4 - (2 if data.endswith("==") else 1 if data.endswith("=") else 0)
-    shown = f"{size / 1024:.1f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MB"
-    return Text(f"[image: {mime}, {shown}]", "bold blue")
-
-
-def _other_block(block: Any) -> list[Part]:
-    kind = block.get("type") if isinstance(block, dict) else None
-    head = Text("block ", "dim") + (
-        safe_text(kind, "bold", one_line=True) if kind is not None else Text(f"({type(block).__name__})", "dim")
-    )
-    return [head, *json_view(block)]
-
-
-def content_parts(content: Any, lexer: str | None = None) -> list[Part]:
-    """User, tool-result and custom content shown literally: strings, text blocks, image placeholders."""
-    if isinstance(content, str):
-        return fold_text(content, lexer)
-    if content is None:
-        return [Text("(no content)", "dim italic")]
-    if not isinstance(content, list):
-        return [Text(f"content is a {type(content).__name__}: ", "red"), *json_view(content)]
-    out: list[Part] = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "text":
-            out.extend(fold_text(block.get("text"), lexer))
-        elif isinstance(block, dict) and block.get("type") == "image":
-            out.append(image_placeholder(block))
-        else:
-            out.extend(_other_block(block))
-    return out or [Text("(empty content)", "dim italic")]
-
-
-def _num(value: Any, cost: bool = False) -> Text:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return safe_text(value, "red" if value is not None else "dim", one_line=True)
-    if cost:
-        return Text(f"${value:,.4f}")
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return Text(f"{value:,}" if isinstance(value, int) else f"{value:,.2f}")
-
-
-def usage_table(usage: Any) -> RenderableType:
-    """input, output, cacheRead, cacheWrite, totalTokens and cost of one assistant turn."""
-    if not isinstance(usage, dict):
-        return label("usage", usage, "red")
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False, header_style="dim", padding=(0, 2, 0, 0))
-    cols = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-    for name in (*cols, "cost"):
-        table.add_column(Text(name), justify="right")
-    cost = usage.get("cost")
-    total = cost.get("total") if isinstance(cost, dict) else cost
-    table.add_row(*(_num(usage.get(c)) for c in cols), _num(total, cost=True))
-    return table
-
-
-_ASSISTANT_KNOWN = {"role", "content", "provider", "model", "api", "usage", "stopReason", "errorMessage", "timestamp"}
+_ASSISTANT_KNOWN = {
+    *("role", "content", "provider", "model", "api", "usage", "stopReason", "errorMessage", "timestamp"),
+    *("responseModel", "thinkingLevel", "durationMs"),
+}
 
 
 def assistant_parts(msg: dict[str, Any]) -> list[Part]:
@@ -246,7 +89,7 @@ def assistant_parts(msg: dict[str, Any]) -> list[Part]:
     for block in blocks:
         btype = block.get("type") if isinstance(block, dict) else None
         if not isinstance(block, dict) or btype not in ("text", "thinking", "toolCall", "image"):
-            out.extend(_other_block(block))
+            out.extend(other_block(block))
         elif btype == "text":
             out.extend(markdown(block.get("text")))
         elif btype == "thinking":
@@ -263,7 +106,9 @@ def assistant_parts(msg: dict[str, Any]) -> list[Part]:
             out.extend(json_view(block.get("arguments")))
         else:
             out.append(image_placeholder(block))
-    if content is None or content == []:
+    if content is None and "content" in msg:
+        out.append(null_content_note("assistant"))
+    elif content is None or content == []:
         out.append(Text("(no content)" if content is None else "(empty content)", "dim italic"))
     error = msg.get("errorMessage")
     if error:
@@ -272,7 +117,7 @@ def assistant_parts(msg: dict[str, Any]) -> list[Part]:
         out.append(usage_table(msg.get("usage")))
     if msg.get("api") is not None:
         out.append(label("api", msg.get("api")))
-    return out + extra_fields(msg, _ASSISTANT_KNOWN)
+    return out + assistant_pi1_parts(msg) + extra_fields(msg, _ASSISTANT_KNOWN)
 
 
 def file_lists(details: Any) -> list[Part]:
@@ -300,18 +145,6 @@ def file_lists(details: Any) -> list[Part]:
     return out
 
 
-def _ref(tree: SessionTree | None, entry_id: Any) -> Text:
-    """An entry id and where it is (line), or that it is not in this session."""
-    t = safe_text(entry_id, "cyan", one_line=True) if entry_id is not None else Text("(none)", "dim")
-    if tree is not None and isinstance(entry_id, str):
-        target = tree.get(entry_id)
-        if target is not None:
-            t.append(f"  (line {target.line:,})", "dim")
-        else:
-            t.append("  (not in this session)", "yellow")
-    return t
-
-
 def _tool_text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -327,30 +160,6 @@ def _tool_text(content: Any) -> str:
 _COMMON = {"type", "id", "parentId", "timestamp"}
 
 
-def field_parts(key: Any, value: Any) -> list[Part]:
-    """One field, shown generically: scalars on one line, text and JSON below the key (folded when long)."""
-    name = make_safe(as_str(key), keep_newlines=False)
-    if isinstance(value, str) and "\n" not in value and len(value) <= 200:
-        return [label(name, value)]
-    if value is None or isinstance(value, bool | int | float):
-        return [label(name, value, "" if value is not None else "dim")]
-    if isinstance(value, str):
-        return [Text(f"{name}:", "dim"), *fold_text(value)]
-    compact = as_str(value)
-    if len(compact) <= 100:
-        return [Text(f"{name}: ", "dim") + highlighted(make_safe(compact), "json")]
-    return [Text(f"{name}:", "dim"), *json_view(value)]
-
-
-def extra_fields(obj: dict[str, Any], known: set[str]) -> list[Part]:
-    """Every field of `obj` not in `known`, generically (unknown fields are shown, never dropped)."""
-    out: list[Part] = []
-    for key, value in obj.items():
-        if key not in known:
-            out.extend(field_parts(key, value))
-    return out
-
-
 def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
     if not isinstance(msg, dict):
         if msg is None:
@@ -359,8 +168,10 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
     role = msg.get("role")
     if role == "assistant":
         return assistant_parts(msg)
+    if role == "system":
+        return system_parts(msg)
     if role == "user":
-        return content_parts(msg.get("content")) + extra_fields(msg, {"role", "content", "timestamp"})
+        return _content(msg) + extra_fields(msg, {"role", "content", "timestamp"})
     if role == "toolResult":
         head = Text("tool result ", "bold") + safe_text(msg.get("toolName"), "bold cyan", one_line=True)
         if msg.get("isError") is True:
@@ -375,7 +186,7 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
             parts.append(label("toolCallId", call_id, "dim"))
         content = msg.get("content")
         lexer = lexer_for_path(call_path(call)) or lexer_for_text(_tool_text(content))
-        parts.extend(content_parts(content, lexer))
+        parts.extend(_content(msg, lexer))
         details = msg.get("details")
         if isinstance(details, dict) and isinstance(details.get("diff"), str):
             parts.append(Text("diff:", "dim"))
@@ -383,9 +194,10 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
             details = {k: v for k, v in details.items() if k != "diff"}
         if details:
             text, left_out = json_text(details)
-            parts.append(_fold("details (JSON)", make_safe(text), _note(left_out, "bytes"), "json"))
+            parts.append(fold_safe("details (JSON)", make_safe(text), left_out_note(left_out, "bytes"), "json"))
+        parts += tool_result_pi1_parts(msg)
         known = {"role", "toolName", "isError", "toolCallId", "content", "details", "timestamp"}
-        return parts + extra_fields(msg, known)
+        return parts + extra_fields(msg, known | {"usage", "nestedCalls", "durationMs"})
     if role == "bashExecution":
         head = Text("$ ", "bold") + safe_text(msg.get("command"), "bold")
         code = msg.get("exitCode")
@@ -402,7 +214,10 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
             if msg.get(flag):
                 head.append(f"  {text}", "yellow")
         known = {"role", "command", "exitCode", "output", "cancelled", "truncated", "excludeFromContext", "timestamp"}
-        return [head, *fold_text(msg.get("output")), *extra_fields(msg, known)]
+        tail: list[Part] = []
+        if "fullOutputPath" in msg:
+            tail.append(label("full output", msg.get("fullOutputPath"), "bold"))
+        return [head, *fold_text(msg.get("output")), *tail, *extra_fields(msg, known | {"fullOutputPath"})]
     if role in ("branchSummary", "compactionSummary"):
         return [*markdown(msg.get("summary")), *extra_fields(msg, {"role", "summary", "timestamp"})]
     if role == "custom":
@@ -410,8 +225,14 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
     else:
         parts = [Text("role not known to pitree: ", "yellow") + safe_text(role, "bold", one_line=True)]
     if "content" in msg:
-        parts.extend(content_parts(msg.get("content")))
+        parts.extend(_content(msg))
     return parts + extra_fields(msg, {"role", "content", "customType", "timestamp"})
+
+
+def _content(msg: dict[str, Any], lexer: str | None = None) -> list[Part]:
+    if "content" in msg and msg["content"] is None:
+        return [null_content_note(as_str(msg.get("role")))]
+    return content_parts(msg.get("content"), lexer)
 
 
 def _common_fields(entry: dict[str, Any]) -> list[Part]:
@@ -428,11 +249,12 @@ def _common_fields(entry: dict[str, Any]) -> list[Part]:
     return out
 
 
-def entry_parts(entry: Any, tree: SessionTree | None = None) -> list[Part]:
-    """Everything about one entry, as parts for the view. Never raises, whatever the field types."""
+def entry_parts(entry: Any, tree: SessionTree | None = None, edits: PathEdits | None = None) -> list[Part]:
+    """Everything about one entry, as parts for the view. Never raises, whatever the field types.
+    `edits`: the active path's context edits (`session.edits.path_edits`), for a context_edit's status."""
     if not isinstance(entry, dict):
         return [Text(f"this entry is a {type(entry).__name__}, not an object:", "red"), *json_view(entry)]
-    return _group(_entry_parts(entry, tree) + _common_fields(entry))
+    return _group(_entry_parts(entry, tree, edits) + _common_fields(entry))
 
 
 def _group(parts: list[Part]) -> list[Part]:
@@ -453,7 +275,7 @@ def _group(parts: list[Part]) -> list[Part]:
     return out
 
 
-def _entry_parts(entry: dict[str, Any], tree: SessionTree | None) -> list[Part]:
+def _entry_parts(entry: dict[str, Any], tree: SessionTree | None, edits: PathEdits | None) -> list[Part]:
     etype = entry.get("type")
     parts: list[Part]
     if etype == "message":
@@ -461,32 +283,45 @@ def _entry_parts(entry: dict[str, Any], tree: SessionTree | None) -> list[Part]:
     if etype == "compaction":
         parts = [
             label("tokensBefore", entry.get("tokensBefore"), "bold"),
-            Text("firstKeptEntryId: ", "dim") + _ref(tree, entry.get("firstKeptEntryId")),
+            Text("firstKeptEntryId: ", "dim") + ref(tree, entry.get("firstKeptEntryId")),
+            *retain_none(entry),
         ]
         if entry.get("fromHook"):
             parts.append(Text("written by an extension (fromHook)", "dim italic"))
-        parts += [*markdown(entry.get("summary")), *file_lists(entry.get("details"))]
-        known = {"tokensBefore", "firstKeptEntryId", "fromHook", "summary", "details"}
+        parts += [*markdown(entry.get("summary")), *file_lists(entry.get("details")), *compaction_parts(entry)]
+        known = {"tokensBefore", "firstKeptEntryId", "fromHook", "summary", "details", "usage", "systemMessage"}
         return parts + extra_fields(entry, _COMMON | known)
     if etype == "branch_summary":
-        parts = [Text("fromId: ", "dim") + _ref(tree, entry.get("fromId"))]
+        from_id = entry.get("fromId")
+        if from_id == "root" and (tree is None or tree.get("root") is None):
+            parts = [
+                Text("fromId: ", "dim") + Text("root", "cyan") + Text("  (there was no leaf: Pi writes root)", "dim")
+            ]
+        else:
+            parts = [Text("fromId: ", "dim") + ref(tree, from_id)]
         if entry.get("fromHook"):
             parts.append(Text("written by an extension (fromHook)", "dim italic"))
+        if "usage" in entry:
+            parts += [Text("usage of the summary call:", "dim"), usage_table(entry.get("usage"))]
         parts += [*markdown(entry.get("summary")), *file_lists(entry.get("details"))]
-        return parts + extra_fields(entry, _COMMON | {"fromId", "fromHook", "summary", "details"})
+        return parts + extra_fields(entry, _COMMON | {"fromId", "fromHook", "summary", "details", "usage"})
     if etype == "custom_message":
         parts = [label("customType", entry.get("customType"), "bold")]
         if "display" in entry:
             parts.append(label("display", entry.get("display")))
-        parts.extend(content_parts(entry.get("content")))
+        parts.extend(_content(entry))
         return parts + extra_fields(entry, _COMMON | {"customType", "display", "content"})
     if etype == "label":
         value = entry.get("label")
         parts = [
-            Text("targetId: ", "dim") + _ref(tree, entry.get("targetId")),
+            Text("targetId: ", "dim") + ref(tree, entry.get("targetId")),
             label("label", value, "bold yellow") if value else Text("label: (cleared)", "dim"),
         ]
         return parts + extra_fields(entry, _COMMON | {"targetId", "label"})
+    if etype == "usage":
+        return usage_entry_parts(entry)
+    if etype == "context_edit":
+        return context_edit_parts(entry, tree, edits)
     return extra_fields(entry, _COMMON) or [Text("(no fields)", "dim italic")]
 
 
@@ -519,6 +354,9 @@ def token_text(entry: Any) -> str | None:
             return f"{as_str(msg.get('command'))}\n{as_str(msg.get('output'))}"
         if role in ("branchSummary", "compactionSummary"):
             return as_str(msg.get("summary"))
+        if role == "system":  # the prompt text, and the tools' definitions the model also reads
+            tools = msg.get("toolsAdded")
+            return system_text(msg) + (f"\n{json_compact(tools)}" if tools else "")
         return llm_text(msg)
     if etype in ("compaction", "branch_summary"):
         return as_str(entry.get("summary"))

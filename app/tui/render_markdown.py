@@ -1,6 +1,6 @@
 """Assistant text as Markdown, made safe: Rich's Markdown built from the source with hyperlinks off and every
 parsed token made safe again (entities such as `&#27;` decode to control characters only after parsing).
-Imported by `render.markdown` on first use."""
+Imported by `parts.markdown` on first use."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pitree.session.text import as_str, make_safe
 from rich.markdown import Markdown
 from rich.text import Text
 
-from .render import MARKDOWN_MAX, THEME, Part, _fold, _note, cut
+from .parts import MARKDOWN_MAX, THEME, Part, cut, fold_safe, left_out_note
 
 
 class SafeMarkdown(Markdown):
@@ -46,7 +46,7 @@ def markdown(value: Any) -> list[Part]:
     parts: list[Part] = [SafeMarkdown(kept)]
     if rest:
         lines = rest.count("\n") + 1
-        parts.append(_fold(f"… {lines:,} more lines (plain text)", make_safe(rest), _note(left_out), None))
+        parts.append(fold_safe(f"… {lines:,} more lines (plain text)", make_safe(rest), left_out_note(left_out), None))
     elif left_out:
         parts.append(Text(f"… {left_out:,} more characters not shown", "dim italic"))
     return parts

@@ -39,7 +39,7 @@ def plain(parts: list[Part] | Part, *, open_folds: bool = True, width: int = 100
     console = Console(record=True, width=width, file=io.StringIO(), color_system=None)
     for part in parts if isinstance(parts, list) else [parts]:
         if isinstance(part, Fold):
-            console.print(Text(f"[fold: {part.title}]"))
+            console.print(Text(f"[fold: {part.title}") + (part.label or Text()) + Text("]"))
             if open_folds:
                 for body in part.body:
                     console.print(body)
@@ -53,7 +53,7 @@ def terminal_output(parts: list[Part]) -> str:
     out = io.StringIO()
     console = Console(file=out, width=100, force_terminal=True, color_system="truecolor", legacy_windows=False)
     for part in parts:
-        for piece in part.body if isinstance(part, Fold) else (part,):
+        for piece in (*part.body, part.label or "") if isinstance(part, Fold) else (part,):
             console.print(piece)
     return out.getvalue()
 
@@ -63,7 +63,7 @@ def links(parts: list[Part]) -> list[str]:
     console = Console(width=100, file=io.StringIO())
     found = []
     for part in parts:
-        for piece in part.body if isinstance(part, Fold) else (part,):
+        for piece in (*part.body, part.label or "") if isinstance(part, Fold) else (part,):
             found += [seg.style.link for seg in console.render(piece) if seg.style and seg.style.link]
     return found
 
