@@ -150,10 +150,7 @@ def _when(ms: float | None) -> str:
 
 def print_info(console: Console, report: dict[str, Any]) -> None:
     s = report["session"]
-    table = Table(box=None, show_header=False, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column()
-    rows = [
+    rows: list[tuple[str, Any]] = [
         ("name", s["name"] or "(none)"),
         ("id", s["id"]),
         ("version", s["version"]),
@@ -179,9 +176,17 @@ def print_info(console: Console, report: dict[str, Any]) -> None:
     )
     for model, m in report["models"].items():
         rows.append((f"  {model}", f"{m['messages']} replies, {m['totalTokens']} tokens, ${m['cost']:.4f}"))
-    for k, v in rows:
-        table.add_row(one_line(k), one_line(v))
-    console.print(table)
+    # Plain lines, not a Table: a table pads every line to its width, and `pitree info | grep` got the spaces.
+    cells = [(one_line(k), one_line(v)) for k, v in rows]
+    width = max(k.cell_len for k, _ in cells)
+    out = Text()
+    for i, (k, v) in enumerate(cells):
+        out.append("\n" if i else "")
+        out.append(k.plain + " " * (width - k.cell_len), "bold")
+        if v.plain:
+            out.append("  ")
+            out.append(v)
+    console.print(out, soft_wrap=True)
 
 
 def _usage_cells(u: dict[str, Any]) -> list[str]:

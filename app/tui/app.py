@@ -45,6 +45,7 @@ PROGRESS_EVERY = 0.1  # seconds between redraws of the loading bar
 # much as the tree of a 30 MB session, and 15% of what a 100 MB session's explorer holds. Below it, the entry
 # pane counts every entry it shows exactly from the start.
 EXACT_TOKENS_FROM = 32_000_000
+NEWS_SECONDS = 15  # how long "the file was rewritten" stays in the status bar if the user does not move
 
 textual_fixes.apply()
 
@@ -141,6 +142,8 @@ class PitreeApp(WritingMixin, ScreensMixin):
         self.live: LiveSession | None = None
         self._index: SessionIndex | None = None  # the browser's, opened on first use
         self.follow_off = False  # set by `f`: stay put even on the leaf
+        self._unseen = 0  # entries appended since the user last moved, while not following
+        self._transient = False  # the status bar's file_state is news (new entries, a reload), not a condition
         self.exact_asked = False  # `t` was pressed: count exactly in every session from now on
         self.exact_tokens = False  # the entry pane counts with tiktoken in this session (see EXACT_TOKENS_FROM)
         self._entry_timer: Timer | None = None
@@ -191,6 +194,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
         self._freezer.leaving(self.stree)  # the tree left must be freed: never freeze it again
         self.stree = self.reader = None
         self.follow_off = False
+        self._unseen, self._transient = 0, False
         if self._entry_timer is not None:
             self._entry_timer.stop()
         self.tree_view.forget_tree()
@@ -384,8 +388,27 @@ class PitreeApp(WritingMixin, ScreensMixin):
 
     @property
     def following(self) -> bool:
+        """On the leaf's row, put there by the user (or the follow itself). A filter that hides the entry the
+        user chose and shows the leaf's row in its place does not turn following on, nor does a fold that hides
+        the leaf under the cursor; a filter that hides the leaf itself makes its nearest shown ancestor its row."""
         view = self.tree_view
-        return not self.follow_off and view.cursor_node is not None and view.cursor_node is view.leaf_row_node()
+        node, tree, layout = view.cursor_node, self.stree, view.layout_
+        if self.follow_off or node is None or tree is None or tree.leaf is None or node is not view.leaf_row_node():
+            return False
+        leaf_filtered = layout is not None and layout.index_of(tree.leaf.id) is None
+        return view.anchor_id == tree.leaf.id or (leaf_filtered and view.anchor_id == node.id)
+
+    def _news(self, text: str, expire: float | None = None) -> None:
+        """A passing notice in the status bar: gone when the user moves the cursor (or after `expire` s)."""
+        self._transient = bool(text)
+        self._status(file_state=text)
+        if text and expire is not None:
+            self.set_timer(expire, lambda: self._expire_news(text))
+
+    def _expire_news(self, text: str) -> None:
+        bars = self.query(StatusBar)
+        if self._transient and bars and bars.first().status.file_state == text:
+            self._news("")
 
     def entries_added(self, added: list[Node], old_leaf: Node | None, was_following: bool) -> None:
         """Called by LiveSession on the UI thread after new entries joined the tree."""
@@ -409,9 +432,13 @@ class PitreeApp(WritingMixin, ScreensMixin):
                 f"({make_safe(tree.row_text(new_leaf), keep_newlines=False)[:60]})",
                 title="session changed",
             )
-        elif not was_following and new_leaf is not None:
-            self._status(file_state=f"{len(added)} new entr{'y' if len(added) == 1 else 'ies'}")
+        if not was_following and new_leaf is not None:
+            self._unseen += len(added)
+            self._news(f"{self._unseen} new entr{'y' if self._unseen == 1 else 'ies'}")
         self._update_status(grown=added if view.extended else None)
+        if self.reader is not None:
+            # A label entry changes what the pane shows of an entry the cursor may already be on.
+            self._show_entry(view.cursor_node, tree, self.reader)
 
     def session_reloaded(self, tree: SessionTree, builder: SessionBuilder, why: str) -> None:
         """Called by LiveSession after the file was rewritten or replaced: keep the selection by id."""
@@ -423,12 +450,13 @@ class PitreeApp(WritingMixin, ScreensMixin):
             self.query_one("#loading").display = False
             self.query_one("#panes").display = True
         self.tree_view.show_tree(tree, select_id=node.id if node else None)
-        self._status(file_state=why)
+        self._news(why, expire=NEWS_SECONDS)
         self.notify(why, title="session reloaded")
         self._update_status()
         self.call_after_refresh(self._freeze_tree)
 
     def file_state(self, state: str, severity: str = "warning") -> None:
+        self._transient = False
         self._status(file_state=state)
         if state:
             self.notify(state, title="session file", severity=severity)  # type: ignore[arg-type]
@@ -445,6 +473,9 @@ class PitreeApp(WritingMixin, ScreensMixin):
                 self._entry_timer.stop()
             node, tree, reader = message.node, self.stree, self.reader
             self._entry_timer = self.set_timer(0.08, lambda: self._show_entry(node, tree, reader))
+        if message.moved and self._transient:
+            self._unseen = 0
+            self._news("")
         self._status(follow=self.following, matches=self._match_text())
 
     def _show_entry(self, node: Node | None, tree: SessionTree, reader: EntryReader) -> None:
@@ -473,7 +504,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
     def _layout_changed(self) -> None:
         if not self.query(TreeView):
             return  # shutting down
-        self._status(filter=self.tree_view.filter_mode, matches=self._match_text())
+        self._status(filter=self.tree_view.filter_mode, matches=self._match_text(), follow=self.following)
 
     def _match_text(self) -> str:
         view = self.tree_view
@@ -501,7 +532,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
             if view.matches and not view.next_match(1):
                 pass
             self._status(matches=self._match_text())
-        elif message.purpose == "goto" and self.stree is not None:
+        elif message.purpose == "goto" and self.stree is not None and message.value.strip():
             try:
                 node = self.stree.resolve(message.value.strip())
             except ValueError as exc:

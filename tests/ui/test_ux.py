@@ -1,0 +1,192 @@
+"""What a new user hit in the explorer (issue #20): follow state across filters, a relabel in the entry pane,
+deep trees, status texts, dialogs' keys and first focus, the layout key and narrow terminals, column headers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pitree.tui.app import PitreeApp
+from pitree.widgets.entry_view import EntryView
+from pitree.widgets.status_bar import Status, StatusBar
+from pitree.widgets.tree_view import TreeView
+from textual.widgets import Input, Static
+
+from tests.sessions import to_bytes, user
+from tests.ui.test_app import DEMO, append, cursor, make_app, until
+
+ROOT, LEAF = "5e39d22d", "40665560"
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    path = tmp_path / "demo.jsonl"
+    path.write_bytes(DEMO.read_bytes())
+    return path
+
+
+@pytest.mark.writes_session
+async def test_follow_stays_off_across_a_filter_round_trip(demo: Path) -> None:
+    app = make_app(demo)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        await pilot.press("home")
+        assert cursor(app) == ROOT and not app.status_bar.status.follow
+        await pilot.press("ctrl+l")  # the root has no label: the filter shows the cursor elsewhere
+        assert not app.following and not app.status_bar.status.follow
+        await pilot.press("ctrl+l")  # back to the default filter: back on the entry the user chose
+        assert cursor(app) == ROOT
+        assert not app.following and not app.status_bar.status.follow
+        append(demo, user("f0000001", LEAF, "appended under the leaf"))
+        await app.live.check()
+        assert cursor(app) == ROOT and not app.status_bar.status.follow
+
+
+@pytest.mark.writes_session
+async def test_follow_stays_on_across_a_filter_that_hides_the_leaf(demo: Path) -> None:
+    app = make_app(demo)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        assert app.following
+        await pilot.press("ctrl+u")  # the leaf is an assistant reply: user-only hides it
+        assert app.following and app.status_bar.status.follow
+        await pilot.press("ctrl+u")
+        assert cursor(app) == LEAF and app.following
+        append(demo, user("f0000001", LEAF, "appended under the leaf"))
+        await app.live.check()
+        assert cursor(app) == "f0000001" and app.status_bar.status.follow
+
+
+def head_text(app: PitreeApp) -> str:
+    return str(app.query_one("#entry-head", Static).render())
+
+
+async def test_relabel_shows_in_the_entry_pane(demo: Path) -> None:
+    app = make_app(demo)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        await pilot.press("g", *"13721af2", "enter")
+        entry = app.query_one(EntryView)
+        await until(pilot, lambda: entry.node is not None and entry.node.id == "13721af2" and not entry.loading)
+        assert "working-api" in head_text(app)
+        await pilot.press("L")
+        await until(pilot, lambda: app.screen.query(Input))
+        app.screen.query_one(Input).value = "renamed-label"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.stree.labels.get("13721af2") == "renamed-label")
+        await until(pilot, lambda: "renamed-label" in head_text(app))
+        assert "working-api" not in head_text(app)
+
+
+async def test_empty_goto_is_not_an_error(demo: Path) -> None:
+    app = make_app(demo)
+    notes: list[str] = []
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("g", "enter")
+        assert cursor(app) == LEAF and not any("''" in n for n in notes)
+
+
+@pytest.mark.writes_session
+async def test_new_entries_are_counted_while_not_following(demo: Path) -> None:
+    app = make_app(demo)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        await pilot.press("f")  # follow off
+        parent = LEAF
+        for i in range(20):
+            append(demo, user(f"f{i:07d}", parent, f"one of twenty {i}"))
+            parent = f"f{i:07d}"
+            await app.live.check()
+        assert app.status_bar.status.file_state == "20 new entries"
+        await pilot.press("up")  # the user looked: the count starts again
+        assert app.status_bar.status.file_state == ""
+
+
+@pytest.mark.writes_session
+async def test_rewritten_notice_leaves_the_status_bar(demo: Path) -> None:
+    app = make_app(demo)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        original = demo.read_bytes()
+        demo.write_bytes(original[: original.index(b"\n", len(original) // 2) + 1])
+        await app.live.check()
+        await until(pilot, lambda: "rewritten" in app.status_bar.status.file_state)
+        await pilot.press("up")
+        assert app.status_bar.status.file_state == ""
+
+
+def test_status_counts_are_singular_and_plural() -> None:
+    one = StatusBar.render_status(Status(file="a.jsonl", entries=1, branches=1)).plain
+    assert "1 entry" in one and "1 branch " in one + " " and "entries" not in one and "branches" not in one
+    two = StatusBar.render_status(Status(file="a.jsonl", entries=2, branches=2)).plain
+    assert "2 entries" in two and "2 branches" in two
+
+
+def test_a_long_file_name_leaves_room_for_context_and_follow() -> None:
+    status = Status(
+        file="2026-11-28T09-00-00-000Z_0193ab1c-0000-7000-8000-0123456789ab-" + "x" * 60 + ".jsonl",
+        name="a session with a long name that goes on and on and on",
+        entries=88,
+        branches=5,
+        leaf="40665560",
+        context_tokens=3433,
+    )
+    text = StatusBar.render_status(status, width=78).plain
+    assert len(text) <= 78
+    assert "follow on" in text and "ctx ~3,433 tok" in text and "leaf 40665560" in text and "88 entries" in text
+    assert text.startswith("2026-11-28") and "…" in text
+
+
+def deep_lines(view: TreeView) -> tuple[list[str], list[str]]:
+    """The tree's lines on screen as drawn, and each row's uncut guides from the layout."""
+    assert view.layout_ is not None
+    top = int(view.scroll_offset.y)
+    lines, prefixes = [], []
+    for y in range(min(view.size.height, len(view.shown) - top)):
+        lines.append("".join(seg.text for seg in view.render_line(y)))
+        row = view.shown[top + y]
+        prefixes.append(view.layout_.prefix(row, view.layout_.rows[row].node.id in view.folded))
+    return lines, prefixes
+
+
+def cut_alike(lines: list[str], prefixes: list[str], shift: int, room: int) -> bool:
+    """Every row's guides are its layout's prefix less the same first `shift` columns (marked `…`), and those
+    still longer than `room` lose their middle levels but keep their own (so their text starts in one column)."""
+    for line, prefix in zip(lines, prefixes, strict=True):
+        guides = prefix if not shift else "…" + prefix[shift + 1 :] if len(prefix) > shift else "…"
+        if len(guides) > room:
+            guides = guides[: room - 4] + "…" + guides[-3:]
+        if not line[2:].startswith(guides) or line[2 + len(guides)] in " │├└─":
+            return False
+        if "main" not in line and "side" not in line:
+            return False  # every row's text stays on screen
+    return True
+
+
+@pytest.mark.parametrize("keys", [(), ("ctrl+u",)], ids=["default", "user-only"])
+async def test_deep_tree_guides_line_up(tmp_path: Path, keys: tuple[str, ...]) -> None:
+    entries, parent = [], None
+    for i in range(40):  # every entry forks: each level indents further
+        entries.append(user(f"m{i:07d}", parent, f"main {i}", t=2 * i))
+        entries.append(user(f"s{i:07d}", parent, f"side {i}", t=2 * i + 1))
+        parent = f"m{i:07d}"
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(to_bytes(entries))
+    app = make_app(path)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        for key in keys:
+            await pilot.press(key)
+        view = app.query_one(TreeView)
+        await until(pilot, lambda: int(view.scroll_offset.y) <= view.cursor < int(view.scroll_offset.y) + 20)
+        room = view.prefix_room(view.scrollable_content_region.width)
+        lines, prefixes = deep_lines(view)
+        assert max(len(p) for p in prefixes) > room  # deep enough to need a cut at all
+        assert any(cut_alike(lines, prefixes, shift, room) for shift in range(3, 3 * 45, 3)), "cut unlike"
+        cursor_line = lines[view.cursor - int(view.scroll_offset.y)]
+        assert "side 39" in cursor_line and cursor_line.startswith("› …"), cursor_line
+        await pilot.press("home")  # the shallow end: the cut follows the cursor
+        lines, prefixes = deep_lines(view)
+        assert max(len(p) for p in prefixes) > room and cut_alike(lines, prefixes, 0, room)
