@@ -88,7 +88,7 @@ class ExportDialog(ModalScreen[ExportChoice | None]):
             with RadioSet(id="format"):
                 for i, (fmt, label) in enumerate(FORMATS):
                     yield RadioButton(f"{label}  ({fmt[0]})", value=i == 0, name=fmt, id=f"format-{fmt}")
-            yield Input(value=str(default_path(self.session, self.leaf_id, "md")), id="out")
+            yield Input(value=str(default_path(self.session, self.leaf_id, "md")), id="out", select_on_focus=False)
             yield Checkbox("include thinking (md, html)  (t)", id="thinking")
             yield Checkbox("overwrite the file if it exists  (o)", id="force")
             with Horizontal():

@@ -190,3 +190,92 @@ async def test_deep_tree_guides_line_up(tmp_path: Path, keys: tuple[str, ...]) -
         await pilot.press("home")  # the shallow end: the cut follows the cursor
         lines, prefixes = deep_lines(view)
         assert max(len(p) for p in prefixes) > room and cut_alike(lines, prefixes, 0, room)
+
+
+async def test_confirm_dialog_keys_and_safe_first_focus(tmp_path: Path) -> None:
+    from pitree.widgets.confirm_dialog import ConfirmDialog
+    from textual.widgets import Button
+
+    path = tmp_path / "old.jsonl"
+    original = (Path(__file__).resolve().parents[1] / "data" / "v1_linear.jsonl").read_bytes()
+    path.write_bytes(original)
+    app = make_app(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        for keys in (("enter",), ("n",), ("escape",)):  # Enter on the first focus is "no", as are n and Esc
+            await pilot.press("home", "enter")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            assert isinstance(app.screen.focused, Button) and app.screen.focused.id == "no"
+            await pilot.press(*keys)
+            await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+            assert path.read_bytes() == original and not list(tmp_path.glob("*.bak-*"))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: app.stree.version == 3)
+        assert len(list(tmp_path.glob("old.jsonl.bak-*"))) == 1
+
+
+async def test_label_dialog_removes_with_a_key(demo: Path) -> None:
+    from pitree.widgets.label_dialog import LabelDialog
+
+    app = make_app(demo)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        app.tree_view.select_id("13721af2")
+        await pilot.press("L")
+        await until(pilot, lambda: isinstance(app.screen, LabelDialog))
+        assert isinstance(app.screen.focused, Input)
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: "13721af2" not in app.stree.labels)
+
+
+async def test_export_dialog_keys_and_safe_first_focus(demo: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from pitree.widgets.export_dialog import ExportDialog
+    from textual.widgets import Button, Checkbox
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    app = make_app(demo)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ExportDialog))
+        dialog = app.screen
+        assert isinstance(dialog.focused, Button) and dialog.focused.id == "cancel"
+        box = dialog.query_one("#out", Input)
+        await pilot.press("h")
+        assert dialog.fmt == "html" and box.value == str(tmp_path / f"demo-{LEAF}.html")
+        await pilot.press("j")
+        assert dialog.fmt == "jsonl" and box.value == str(demo.parent / f"demo-{LEAF}.jsonl")
+        await pilot.press("t", "o")
+        assert dialog.query_one("#thinking", Checkbox).value and dialog.query_one("#force", Checkbox).value
+        await pilot.press("m")
+        assert dialog.fmt == "md" and box.value == str(tmp_path / f"demo-{LEAF}.md")
+        await pilot.press("f")
+        assert dialog.focused is box
+        await pilot.press("x")  # typed into the name, not a key of the dialog
+        assert box.value.endswith(".mdx")
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ExportDialog))
+        assert not list(tmp_path.glob("demo-*"))
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ExportDialog))
+        await pilot.press("enter")  # the first focus is Cancel: nothing is written
+        await until(pilot, lambda: not isinstance(app.screen, ExportDialog))
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ExportDialog))
+        await pilot.press("e")  # e again exports with what is shown
+        target = tmp_path / f"demo-{LEAF}.md"
+        await until(pilot, lambda: target.exists())
+        assert target.read_text().startswith("#")
+
+
+def test_export_default_folders(tmp_path: Path) -> None:
+    from pitree.widgets.export_dialog import default_folder
+
+    session = tmp_path / "sessions" / "s.jsonl"
+    home = tmp_path / "home"
+    assert default_folder(session, "jsonl", home) == session.parent
+    assert default_folder(session, "md", home) == home and default_folder(session, "html", home) == home
+    demo_copy = tmp_path / "pitree-demo-abc123" / "demo.jsonl"  # deleted when pitree exits
+    assert default_folder(demo_copy, "jsonl", home) == home
