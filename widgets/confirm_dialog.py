@@ -16,7 +16,10 @@ from textual.widgets import Button, Static
 class ConfirmDialog(ModalScreen[bool]):
     DEFAULT_CSS = """
     ConfirmDialog { align: center middle; }
-    ConfirmDialog > Vertical { width: 80; height: auto; border: thick $warning; background: $surface; padding: 0 1; }
+    ConfirmDialog > Vertical {
+        width: 80; max-width: 100%; height: auto; max-height: 100%; overflow-y: auto;
+        border: thick $warning; background: $surface; padding: 0 1;
+    }
     ConfirmDialog Horizontal { height: auto; margin-top: 1; }
     ConfirmDialog Button { margin-right: 1; }
     """
@@ -30,8 +33,8 @@ class ConfirmDialog(ModalScreen[bool]):
         with Vertical():
             yield Static(self.question)
             with Horizontal():
-                yield Button(f"{self.yes_label} (y)", id="yes", variant="warning")
-                yield Button(f"{self.no_label} (n, Esc)", id="no")
+                yield Button(f"{self.yes_label} (y)", id="yes", variant="warning", compact=True)
+                yield Button(f"{self.no_label} (n, Esc)", id="no", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

@@ -57,8 +57,12 @@ def default_path(session: Path, leaf_id: str, fmt: str) -> Path:
 class ExportDialog(ModalScreen[ExportChoice | None]):
     DEFAULT_CSS = """
     ExportDialog { align: center middle; }
-    ExportDialog > Vertical { width: 90; height: auto; border: thick $accent; background: $surface; padding: 0 1; }
+    ExportDialog > Vertical {
+        width: 90; max-width: 100%; height: auto; max-height: 100%; overflow-y: auto;
+        border: thick $accent; background: $surface; padding: 0 1;
+    }
     ExportDialog RadioSet { width: 100%; margin: 1 0; }
+    ExportDialog Input { margin-bottom: 1; background: $boost; }
     ExportDialog Horizontal { height: auto; margin-top: 1; }
     ExportDialog Button { margin-right: 1; }
     """
@@ -85,15 +89,18 @@ class ExportDialog(ModalScreen[ExportChoice | None]):
             title = Text("Export the path root → ", "bold")
             title.append(make_safe(self.leaf_id, keep_newlines=False), "bold cyan")
             yield Static(title)
-            with RadioSet(id="format"):
+            with RadioSet(id="format", compact=True):
                 for i, (fmt, label) in enumerate(FORMATS):
-                    yield RadioButton(f"{label}  ({fmt[0]})", value=i == 0, name=fmt, id=f"format-{fmt}")
-            yield Input(value=str(default_path(self.session, self.leaf_id, "md")), id="out", select_on_focus=False)
-            yield Checkbox("include thinking (md, html)  (t)", id="thinking")
-            yield Checkbox("overwrite the file if it exists  (o)", id="force")
+                    yield RadioButton(f"{label}  ({fmt[0]})", value=i == 0, name=fmt, id=f"format-{fmt}", compact=True)
+            yield Static(Text("file name (f)", "dim"))
+            yield Input(
+                value=str(default_path(self.session, self.leaf_id, "md")), id="out", select_on_focus=False, compact=True
+            )
+            yield Checkbox("include thinking (md, html)  (t)", id="thinking", compact=True)
+            yield Checkbox("overwrite the file if it exists  (o)", id="force", compact=True)
             with Horizontal():
-                yield Button("Export (e)", variant="primary", id="export")
-                yield Button("Cancel (Esc)", id="cancel")
+                yield Button("Export (e)", variant="primary", id="export", compact=True)
+                yield Button("Cancel (Esc)", id="cancel", compact=True)
             yield Static(Text(self.KEYS, "dim"))
 
     def on_mount(self) -> None:

@@ -18,7 +18,9 @@ from textual.widgets import Input, Static
 class LabelDialog(ModalScreen[str | None]):
     DEFAULT_CSS = """
     LabelDialog { align: center middle; }
-    LabelDialog > Vertical { width: 70; height: auto; border: thick $accent; background: $surface; padding: 0 1; }
+    LabelDialog > Vertical {
+        width: 70; max-width: 100%; height: auto; border: thick $accent; background: $surface; padding: 0 1;
+    }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+r", "remove", "Remove the label")]
 

@@ -23,6 +23,7 @@ from pitree.summary.tokens import encoder_built, load_encoder
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.status_bar import Status, StatusBar
+from pitree.widgets.tree_header import TreeHeader
 from pitree.widgets.tree_view import TreeView
 from rich.text import Text
 from textual import on, work
@@ -37,6 +38,7 @@ from textual.worker import get_current_worker
 
 from . import textual_fixes
 from .live import LiveSession
+from .panes import PanesMixin
 from .screens import ScreensMixin, asset_text
 from .writing import WritingMixin
 
@@ -55,7 +57,7 @@ if TYPE_CHECKING:
     from .browser import BrowserState
 
 
-class PitreeApp(WritingMixin, ScreensMixin):
+class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
     """The explorer on one session file."""
 
     TITLE = "pitree"
@@ -71,7 +73,8 @@ class PitreeApp(WritingMixin, ScreensMixin):
         Binding("f", "toggle_follow", "Follow"),
         Binding("r", "toggle_raw", "Raw JSON", show=False),
         Binding("s", "show_skipped", "Skipped", show=False),
-        Binding("tab", "switch_pane", "Pane", show=False),
+        Binding("tab", "switch_pane", "Pane", show=False, priority=True),  # over the screen's focus_next
+        Binding("w", "cycle_layout", "Layout", show=False),
         Binding("L", "label", "Label", key_display="⇧L"),
         Binding("c", "context", "Context"),
         Binding("u", "usage", "Usage"),
@@ -83,6 +86,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
     # Keys of the explorer itself: off (and out of the footer) while another screen is on top.
     EXPLORER_ACTIONS = frozenset(
         {"search", "next_match", "goto", "toggle_follow", "toggle_raw", "show_skipped", "switch_pane", "label"}
+        | {"cycle_layout"}
         | {"context", "usage", "sessions", "export", "exact_tokens"}
     )
 
@@ -158,7 +162,9 @@ class PitreeApp(WritingMixin, ScreensMixin):
             yield Static(id="loading-label")
             yield ProgressBar(id="progress", show_eta=False)
         with Horizontal(id="panes"):
-            yield TreeView(id="tree")
+            with Vertical(id="tree-pane"):
+                yield TreeHeader(id="tree-head")
+                yield TreeView(id="tree")
             yield EntryView(id="entry")
         yield PromptBar(id="prompt")
         yield StatusBar(id="status")
@@ -504,6 +510,8 @@ class PitreeApp(WritingMixin, ScreensMixin):
     def _layout_changed(self) -> None:
         if not self.query(TreeView):
             return  # shutting down
+        for header in self.query(TreeHeader):
+            header.refresh()
         self._status(filter=self.tree_view.filter_mode, matches=self._match_text(), follow=self.following)
 
     def _match_text(self) -> str:
@@ -576,6 +584,8 @@ class PitreeApp(WritingMixin, ScreensMixin):
 
     def action_switch_pane(self) -> None:
         entry = self.query_one(EntryView)
+        if self.pane_layout == "tree":
+            self.set_pane_layout("split")  # Tab asks for the entry pane: bring it back
         (self.tree_view if entry.has_focus else entry).focus()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

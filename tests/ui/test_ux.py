@@ -242,6 +242,9 @@ async def test_export_dialog_keys_and_safe_first_focus(demo: Path, tmp_path: Pat
         await until(pilot, lambda: isinstance(app.screen, ExportDialog))
         dialog = app.screen
         assert isinstance(dialog.focused, Button) and dialog.focused.id == "cancel"
+        await pilot.press("tab")  # Tab still moves between the dialog's choices
+        assert dialog.focused is not None and dialog.focused.id != "cancel"
+        dialog.query_one("#cancel", Button).focus()
         box = dialog.query_one("#out", Input)
         await pilot.press("h")
         assert dialog.fmt == "html" and box.value == str(tmp_path / f"demo-{LEAF}.html")
@@ -279,3 +282,104 @@ def test_export_default_folders(tmp_path: Path) -> None:
     assert default_folder(session, "md", home) == home and default_folder(session, "html", home) == home
     demo_copy = tmp_path / "pitree-demo-abc123" / "demo.jsonl"  # deleted when pitree exits
     assert default_folder(demo_copy, "jsonl", home) == home
+
+
+@pytest.mark.parametrize(("size", "stacked"), [((80, 24), True), ((200, 50), False)])
+async def test_panes_stack_on_a_narrow_terminal_and_w_cycles(demo: Path, size: tuple[int, int], stacked: bool) -> None:
+    app = make_app(demo)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        await pilot.pause()
+        tree, entry = app.query_one("#tree-pane"), app.query_one(EntryView)
+        if stacked:  # the entry pane under the tree, the tree as wide as the terminal
+            assert entry.region.y >= tree.region.bottom and tree.region.width == size[0]
+        else:
+            assert entry.region.x >= tree.region.right and tree.region.width >= size[0] // 2
+        split = tree.region.height if stacked else tree.region.width
+        await pilot.press("w")  # wide
+        await pilot.pause()
+        assert (tree.region.height if stacked else tree.region.width) > split and entry.display
+        await pilot.press("w")  # the tree alone
+        await pilot.pause()
+        assert not entry.region.area and tree.region.width == size[0]
+        await pilot.press("tab")  # asks for the entry pane: it comes back, focused
+        await pilot.pause()
+        assert app.pane_layout == "split" and entry.region.area and entry.has_focus
+
+
+async def test_header_names_the_columns_over_them(demo: Path) -> None:
+    from pitree.widgets.tree_header import TreeHeader
+
+    app = make_app(demo)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        await pilot.pause()
+        view = app.query_one(TreeView)
+
+        def header() -> str:
+            return str(app.query_one(TreeHeader).render()).rstrip()
+
+        def row(index: int) -> str:
+            return "".join(seg.text for seg in view.render_line(index - int(view.scroll_offset.y))).rstrip()
+
+        assert "reply" in header() and "total tokens" in header() and header().endswith("age")
+        leaf_row = row(view.cursor)  # an assistant reply: its tokens under `reply`, its age under `age`
+        assert len(leaf_row) == len(header())
+        tokens_end = header().rindex("reply") + len("reply")
+        assert leaf_row[:tokens_end].endswith("46.1k")
+        await pilot.press("2", "1")  # the model column on, the time column off
+        await pilot.pause()
+        assert "model" in header() and not header().endswith("age") and header().endswith("reply")
+        await pilot.press("ctrl+u")
+        await pilot.pause()
+        assert "user-only view" in header()
+
+
+async def test_search_hits_say_which_session_is_the_fork(tmp_path: Path) -> None:
+    from pitree.tui.browser import BrowserScreen
+    from textual.widgets import DataTable
+
+    from tests.sessions import assistant
+    from tests.ui.test_browser import HERE, _write, make
+
+    root = tmp_path / "sessions"
+    long = "2026-01-01T00-00-00-000Z-" + "a-very-long-session-file-name-" * 3
+    entries = [user("u1", None, "the same question", t=5), assistant("a1", "u1", "the same answer", t=6)]
+    parent = _write(root, HERE, long, "aaaa1111", entries)
+    _write(root, HERE, "2026-01-02T00-00-00-000Z", "bbbb2222", entries, parentSession=str(parent))
+    app = make(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen.stats is not None)
+        screen = app.screen
+        await pilot.press("slash", *'"same answer"')
+        await until(pilot, lambda: screen.mode == "hits" and len(screen.hits) == 2)
+        table = screen.query_one(DataTable)
+        cells = {str(table.get_row_at(i)[0]) for i in range(2)}
+        assert cells == {"the same question", "fork: the same question"}
+        fork_row = next(i for i in range(2) if str(table.get_row_at(i)[0]).startswith("fork: "))
+        assert screen.hits[fork_row].path.name.endswith("bbbb2222.jsonl")
+        # The parent, whose file name is long: the status bar still shows the context size and follow state.
+        parent_row = 1 - fork_row
+        table.move_cursor(row=parent_row)
+        await pilot.press("enter")  # from the search box: opens the hit under the cursor
+        await until(pilot, lambda: app.stree is not None and app.status_bar.status.context_tokens is not None)
+        assert app.path == parent
+        await pilot.pause()
+        shown = str(app.status_bar.render())
+        assert "ctx ~" in shown and "follow on" in shown and len(shown) <= 78
+
+
+def test_the_audit_says_why_its_numbers_need_not_add_up(demo: Path) -> None:
+    from pitree.report import compaction_audit
+    from pitree.store.session_file import load_session
+    from pitree.tui.audit_view import audit_parts
+    from rich.text import Text
+
+    from tests.ui.test_views import COMPACTION
+
+    tree, _ = load_session(demo)
+    audit = compaction_audit(tree, tree.get(COMPACTION), None)
+    assert not audit["problems"]
+    said = "\n".join(part.plain for part in audit_parts(audit) if isinstance(part, Text))
+    assert "tokens add up" not in said and "tokensBefore plausible" in said
+    assert "need not add up" in said and "at least half" in said

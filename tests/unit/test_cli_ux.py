@@ -4,6 +4,7 @@ command, `pitree info`'s trailing spaces, sizes that read `1000.2 KB`."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,20 @@ def test_info_text_has_no_trailing_spaces() -> None:
 )
 def test_human_size(n: int, shown: str) -> None:
     assert human_size(n) == shown
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+def test_make_run_installs_the_runtime_only(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+
+    def planned(target: str) -> str:
+        out = subprocess.run(
+            ["make", "-n", target, f"VENV={tmp_path / 'venv'}"], cwd=root, capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    run_plan = planned("run")
+    installs = [line for line in run_plan.splitlines() if "pip install" in line]
+    assert installs and installs[-1].endswith('-e ".[llm,serve]"') and not any("[test" in i for i in installs)
+    assert '-e ".[test,llm,serve]"' in planned("test")
