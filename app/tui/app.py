@@ -152,6 +152,7 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
         self.exact_tokens = False  # the entry pane counts with tiktoken in this session (see EXACT_TOKENS_FROM)
         self._entry_timer: Timer | None = None
         self._select_after_append: str | None = None
+        self._appended_id: str | None = None  # the last entry pitree appended itself
         self._freezer = Freezer()  # keeps the loaded tree out of collections (see `_freeze_tree`)
         self._freeze_timer: Timer | None = None
 
@@ -438,8 +439,9 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
                 f"({make_safe(tree.row_text(new_leaf), keep_newlines=False)[:60]})",
                 title="session changed",
             )
-        if not was_following and new_leaf is not None:
-            self._unseen += len(added)
+        news = [n for n in added if n.id != self._appended_id]  # not the label pitree itself just wrote
+        if not was_following and new_leaf is not None and news:
+            self._unseen += len(news)
             self._news(f"{self._unseen} new entr{'y' if self._unseen == 1 else 'ies'}")
         self._update_status(grown=added if view.extended else None)
         if self.reader is not None:

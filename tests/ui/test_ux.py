@@ -76,6 +76,7 @@ async def test_relabel_shows_in_the_entry_pane(demo: Path) -> None:
         await until(pilot, lambda: app.stree.labels.get("13721af2") == "renamed-label")
         await until(pilot, lambda: "renamed-label" in head_text(app))
         assert "working-api" not in head_text(app)
+        assert app.status_bar.status.file_state == ""  # pitree's own label entry is not "1 new entry"
 
 
 async def test_empty_goto_is_not_an_error(demo: Path) -> None:
