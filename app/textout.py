@@ -148,6 +148,11 @@ def _when(ms: float | None) -> str:
         return f"? ({ms:g} ms)"
 
 
+def _n(count: Any, one: str, many: str | None = None) -> str:
+    """`1 leaf`, `5 leaves`, `0 notes`."""
+    return f"{count} {one if count == 1 else many or one + 's'}"
+
+
 def print_info(console: Console, report: dict[str, Any]) -> None:
     s = report["session"]
     rows: list[tuple[str, Any]] = [
@@ -157,10 +162,10 @@ def print_info(console: Console, report: dict[str, Any]) -> None:
         ("cwd", s["cwd"]),
         ("parent session", s["parentSession"] or "(none)"),
         ("size", f"{report['bytes']} bytes" if report["bytes"] is not None else "?"),
-        ("entries", f"{report['entries']} ({report['skipped']} lines skipped, {report['problems']} notes)"),
+        ("entries", f"{report['entries']} ({_n(report['skipped'], 'line')} skipped, {_n(report['problems'], 'note')})"),
         ("types", ", ".join(f"{k} {v}" for k, v in report["types"].items())),
         ("roles", ", ".join(f"{k} {v}" for k, v in report["roles"].items())),
-        ("branches", f"{report['branches']} leaves; active leaf {report['leaf']}"),
+        ("branches", f"{_n(report['branches'], 'leaf', 'leaves')}; active leaf {report['leaf']}"),
         ("compactions", report["compactions"]),
         ("labels", report["labels"]),
         ("errors", report["errors"]),
@@ -175,7 +180,8 @@ def print_info(console: Console, report: dict[str, Any]) -> None:
         )
     )
     for model, m in report["models"].items():
-        rows.append((f"  {model}", f"{m['messages']} replies, {m['totalTokens']} tokens, ${m['cost']:.4f}"))
+        replies = _n(m["messages"], "reply", "replies")
+        rows.append((f"  {model}", f"{replies}, {m['totalTokens']} tokens, ${m['cost']:.4f}"))
     # Plain lines, not a Table: a table pads every line to its width, and `pitree info | grep` got the spaces.
     cells = [(one_line(k), one_line(v)) for k, v in rows]
     width = max(k.cell_len for k, _ in cells)

@@ -119,6 +119,7 @@ class TreeDrawMixin(_Base):
             shift += -shift % LEVEL
         if shift != self._shift:
             self._cache.clear()
+            self.refresh()  # every line, not only those the cursor move asked for
         self._shift, self._shift_key = shift, key
         return shift
 

@@ -393,6 +393,7 @@ class TreeView(TreeDrawMixin, TreeNavMixin, ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         if self.layout_ is None or index >= len(self.shown) or width <= 0:
             return Strip.blank(width, self.rich_style)
+        self.indent_shift(width)  # before the cache: a new cut drops it, so no line of a frame has the old one
         row_index = self.shown[index]
         is_cursor = index == self.cursor
         cached = self._cache.get(row_index)

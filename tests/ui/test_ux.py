@@ -14,6 +14,7 @@ from textual.widgets import Input, Static
 
 from tests.sessions import to_bytes, user
 from tests.ui.test_app import DEMO, append, cursor, make_app, until
+from tests.ui.test_snapshots import screen_text
 
 ROOT, LEAF = "5e39d22d", "40665560"
 
@@ -191,6 +192,12 @@ async def test_deep_tree_guides_line_up(tmp_path: Path, keys: tuple[str, ...]) -
         await pilot.press("home")  # the shallow end: the cut follows the cursor
         lines, prefixes = deep_lines(view)
         assert max(len(p) for p in prefixes) > room and cut_alike(lines, prefixes, 0, room)
+        await pilot.pause()
+        # What the terminal shows is every line redrawn with the new cut, not only the two the move touched.
+        screen = screen_text(app).splitlines()
+        region = view.region
+        shown = [line[region.x : region.x + len(lines[0])] for line in screen[region.y : region.y + len(lines)]]
+        assert [line.rstrip() for line in shown] == [line.rstrip() for line in lines]
 
 
 async def test_confirm_dialog_keys_and_safe_first_focus(tmp_path: Path) -> None:
