@@ -444,9 +444,10 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
             self._unseen += len(news)
             self._news(f"{self._unseen} new entr{'y' if self._unseen == 1 else 'ies'}")
         self._update_status(grown=added if view.extended else None)
-        if self.reader is not None:
-            # A label entry changes what the pane shows of an entry the cursor may already be on.
-            self._show_entry(view.cursor_node, tree, self.reader)
+        entry = self.query_one(EntryView)
+        if self.reader is not None and entry.node is not None and entry.node is view.cursor_node:
+            # A label entry changes the header of the entry shown (a moved cursor loads through Highlighted).
+            entry.show(entry.node, tree, self.reader)
 
     def session_reloaded(self, tree: SessionTree, builder: SessionBuilder, why: str) -> None:
         """Called by LiveSession after the file was rewritten or replaced: keep the selection by id."""
