@@ -6,14 +6,20 @@ FILE ?=
 
 .PHONY: run test check bench bench-quick clean
 
-$(VENV)/.installed: pyproject.toml
+# What running pitree needs (the summarizers' and --serve's packages included); `make run` stops here.
+$(VENV)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[llm,serve]"
+	touch $@
+
+# Plus the test tools (pytest, ruff, mypy, playwright) for `make test`, `make check` and `make bench`.
+$(VENV)/.installed: $(VENV)/.runtime
 	$(PY) -m pip install --quiet -e ".[test,llm,serve]"
 	touch $@
 
 # Open a session (`make run FILE=path/to/session.jsonl`), or the bundled demo.
-run: $(VENV)/.installed
+run: $(VENV)/.runtime
 	@if [ -n "$(FILE)" ]; then $(VENV)/bin/pitree "$(FILE)"; else $(VENV)/bin/pitree --demo; fi
 
 # The whole test suite. Pi-parity tests need Node.js: Pi 0.73.1 goes into bench/node_modules, Pi 1.6.0 and its

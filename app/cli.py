@@ -8,6 +8,7 @@ tiktoken) happen only on the paths that use them, so `pitree tree --json` starts
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import shutil
 import sys
@@ -262,12 +263,36 @@ def _session_by_id(arg: str, session_dir: str | None) -> Path | None:
 
 
 def demo_copy() -> Path:
-    """Copy the shipped demo session to a fresh temporary folder, so the package is never modified."""
+    """Copy the shipped demo session to a fresh temporary folder, so the package is never modified; the folder
+    is removed when this process exits (not by a forked parse child, which leaves through `os._exit`)."""
     folder = Path(tempfile.mkdtemp(prefix="pitree-demo-"))
+    owner = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == owner:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove)
     target = folder / "demo.jsonl"
     with resources.as_file(resources.files("pitree.assets") / "demo.jsonl") as src:
         shutil.copyfile(src, target)
     return target
+
+
+BROWSE_COMMANDS = ("ls", "search")  # the subcommands that take --session-dir
+
+
+def hoist_session_dir(argv: list[str]) -> list[str]:
+    """`pitree --session-dir D ls --all` is `pitree ls --session-dir D --all`: the option before the command."""
+    if len(argv) >= 3 and argv[0] == "--session-dir" and argv[2] in SUBCOMMANDS:
+        value, command, rest = argv[1], argv[2], argv[3:]
+    elif len(argv) >= 2 and argv[0].startswith("--session-dir=") and argv[1] in SUBCOMMANDS:
+        value, command, rest = argv[0].partition("=")[2], argv[1], argv[2:]
+    else:
+        return argv
+    if command not in BROWSE_COMMANDS:
+        raise CliError(f"--session-dir goes with ls, search or the sessions browser, not with `{command}`")
+    return [command, "--session-dir", value, *rest]
 
 
 def open_browser(session_dir: str | None) -> int:
@@ -297,6 +322,7 @@ def open_explorer(path: Path) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        argv = hoist_session_dir(argv)
         if argv and argv[0] in SUBCOMMANDS:
             args = build_parser().parse_args(argv)
             func: Callable[[argparse.Namespace], int] = args.func

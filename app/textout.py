@@ -183,22 +183,24 @@ def _when(ms: float | None) -> str:
         return f"? ({ms:g} ms)"
 
 
+def _n(count: Any, one: str, many: str | None = None) -> str:
+    """`1 leaf`, `5 leaves`, `0 notes`."""
+    return f"{count} {one if count == 1 else many or one + 's'}"
+
+
 def print_info(console: Console, report: dict[str, Any]) -> None:
     s = report["session"]
-    table = Table(box=None, show_header=False, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column()
-    rows = [
+    rows: list[tuple[str, Any]] = [
         ("name", s["name"] or "(none)"),
         ("id", s["id"]),
         ("version", s["version"]),
         ("cwd", s["cwd"]),
         ("parent session", s["parentSession"] or "(none)"),
         ("size", f"{report['bytes']} bytes" if report["bytes"] is not None else "?"),
-        ("entries", f"{report['entries']} ({report['skipped']} lines skipped, {report['problems']} notes)"),
+        ("entries", f"{report['entries']} ({_n(report['skipped'], 'line')} skipped, {_n(report['problems'], 'note')})"),
         ("types", ", ".join(f"{k} {v}" for k, v in report["types"].items())),
         ("roles", ", ".join(f"{k} {v}" for k, v in report["roles"].items())),
-        ("branches", f"{report['branches']} leaves; active leaf {report['leaf']}"),
+        ("branches", f"{_n(report['branches'], 'leaf', 'leaves')}; active leaf {report['leaf']}"),
         ("compactions", report["compactions"]),
         ("labels", report["labels"]),
         ("errors", report["errors"]),
@@ -215,10 +217,19 @@ def print_info(console: Console, report: dict[str, Any]) -> None:
     if u.get("sources"):
         rows.append(("  from", ", ".join(f"{k} {v}" for k, v in u["sources"].items())))
     for model, m in report["models"].items():
-        rows.append((f"  {model}", f"{m['messages']} usages, {m['totalTokens']} tokens, ${m['cost']:.4f}"))
-    for k, v in rows:
-        table.add_row(one_line(k), one_line(v))
-    console.print(table)
+        replies = _n(m["messages"], "usage", "usages")
+        rows.append((f"  {model}", f"{replies}, {m['totalTokens']} tokens, ${m['cost']:.4f}"))
+    # Plain lines, not a Table: a table pads every line to its width, and `pitree info | grep` got the spaces.
+    cells = [(one_line(k), one_line(v)) for k, v in rows]
+    width = max(k.cell_len for k, _ in cells)
+    out = Text()
+    for i, (k, v) in enumerate(cells):
+        out.append("\n" if i else "")
+        out.append(k.plain + " " * (width - k.cell_len), "bold")
+        if v.plain:
+            out.append("  ")
+            out.append(v)
+    console.print(out, soft_wrap=True)
 
 
 def _usage_cells(u: dict[str, Any]) -> list[str]:

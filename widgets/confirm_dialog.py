@@ -1,4 +1,6 @@
-"""`ConfirmDialog`: a yes/no question (the consent for migrating a pre-v3 session); returns True or False."""
+"""`ConfirmDialog`: a yes/no question (the consent for migrating a pre-v3 session); returns True or False.
+
+`y` answers yes, `n` or Esc no; the first focus is on no, so a stray Enter changes nothing."""
 
 from __future__ import annotations
 
@@ -14,11 +16,14 @@ from textual.widgets import Button, Static
 class ConfirmDialog(ModalScreen[bool]):
     DEFAULT_CSS = """
     ConfirmDialog { align: center middle; }
-    ConfirmDialog > Vertical { width: 80; height: auto; border: thick $warning; background: $surface; padding: 0 1; }
+    ConfirmDialog > Vertical {
+        width: 80; max-width: 100%; height: auto; max-height: 100%; overflow-y: auto;
+        border: thick $warning; background: $surface; padding: 0 1;
+    }
     ConfirmDialog Horizontal { height: auto; margin-top: 1; }
     ConfirmDialog Button { margin-right: 1; }
     """
-    BINDINGS = [Binding("escape", "no", "Cancel")]
+    BINDINGS = [Binding("escape,n", "no", "Cancel"), Binding("y", "yes", "Yes")]
 
     def __init__(self, question: Text, yes: str, no: str = "Cancel") -> None:
         super().__init__()
@@ -28,11 +33,14 @@ class ConfirmDialog(ModalScreen[bool]):
         with Vertical():
             yield Static(self.question)
             with Horizontal():
-                yield Button(self.yes_label, id="yes", variant="warning")
-                yield Button(self.no_label, id="no")
+                yield Button(f"{self.yes_label} (y)", id="yes", variant="warning", compact=True)
+                yield Button(f"{self.no_label} (n, Esc)", id="no", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
 
     @on(Button.Pressed, "#yes")
-    def _yes(self) -> None:
+    def action_yes(self) -> None:
         self.dismiss(True)
 
     @on(Button.Pressed, "#no")

@@ -42,30 +42,81 @@ class StatusBar(Widget):
         self.status = replace(self.status, **changes)  # type: ignore[arg-type]
 
     def render(self) -> Text:
-        return self.render_status(self.status)
+        return self.render_status(self.status, self.content_region.width or None)
 
     @staticmethod
-    def render_status(s: Status) -> Text:
-        t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(make_safe(s.file, keep_newlines=False), "bold")
-        if s.audit:  # first: it explains marks now on screen
-            t.append(" · ")
-            t.append(s.audit, "bold magenta")
-        if s.name:
-            t.append(" · ")
-            t.append(make_safe(s.name, keep_newlines=False), "italic")
-        t.append(f" · {s.entries} entries · {s.branches} branches")
+    def render_status(s: Status, width: int | None = None) -> Text:
+        """The bar as text, at most `width` cells: a long file or session name is shortened first (the file in
+        the middle), then the branch, entry and leaf counts are left out, so the context size and the follow
+        state always show."""
+        # (text, style, how soon it goes when there is no room: 0 never, higher first)
+        parts: list[tuple[str, str, int]] = []
+        audit = make_safe(s.audit, keep_newlines=False)
+        parts.append((f"{s.entries:,} {plural(s.entries, 'entry', 'entries')}", "", 2))
+        parts.append((f"{s.branches:,} {plural(s.branches, 'branch', 'branches')}", "", 3))
         if s.leaf:
-            t.append(f" · leaf {s.leaf}")
+            parts.append((f"leaf {make_safe(s.leaf, keep_newlines=False)}", "", 1))
         if s.context_tokens is not None:
-            t.append(f" · ctx ~{s.context_tokens:,} tok")
+            parts.append((f"ctx ~{s.context_tokens:,} tok", "", 0))
         if s.filter != "default":
-            t.append(f" · [{s.filter}]", "bold yellow")
+            parts.append((f"[{s.filter}]", "bold yellow", 0))
         if s.skipped:
-            t.append(f" · {s.skipped} skipped (s)", "yellow")
-        t.append(" · follow " + ("on" if s.follow else "off"), "green" if s.follow else "dim")
+            parts.append((f"{s.skipped} skipped (s)", "yellow", 1))
+        parts.append(("follow " + ("on" if s.follow else "off"), "green" if s.follow else "dim", 0))
         if s.matches:
-            t.append(f" · {s.matches}", "bold cyan")
+            parts.append((s.matches, "bold cyan", 0))
         if s.file_state:
-            t.append(f" · {s.file_state}", "bold red" if "deleted" in s.file_state else "bold yellow")
+            parts.append((s.file_state, "bold red" if "deleted" in s.file_state else "bold yellow", 0))
+        file = make_safe(s.file, keep_newlines=False)
+        name = make_safe(s.name, keep_newlines=False) if s.name else ""
+
+        def fixed() -> int:
+            return sum(len(text) + len(SEP) for text, _, _ in parts) + (len(audit) + len(SEP) if audit else 0)
+
+        if width is not None:
+            while fixed() + min(len(file), MIN_FILE) > width and any(p[2] for p in parts):
+                parts.remove(max(parts, key=lambda p: p[2]))
+            room = width - fixed()
+            if len(file) + (len(SEP) + len(name) if name else 0) > room:
+                keep = min(len(file), max(MIN_FILE, room // 2))
+                if name and room - keep - len(SEP) >= MIN_NAME:
+                    name = cut_end(name, room - keep - len(SEP))
+                else:
+                    name, keep = "", room
+                file = cut_middle(file, keep)
+        t = Text(no_wrap=True, overflow="ellipsis")
+        t.append(file, "bold")
+        if audit:  # first: it explains marks now on screen
+            t.append(SEP)
+            t.append(audit, "bold magenta")
+        if name:
+            t.append(SEP)
+            t.append(name, "italic")
+        for text, style, _ in parts:
+            t.append(SEP)
+            t.append(text, style)
+        if width is not None:
+            t.truncate(width, overflow="ellipsis")
         return t
+
+
+SEP = " · "
+MIN_FILE, MIN_NAME = 12, 8
+
+
+def plural(n: int, one: str, many: str) -> str:
+    return one if n == 1 else many
+
+
+def cut_end(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def cut_middle(text: str, width: int) -> str:
+    """`2026-11-28T09-0…1a2b.jsonl`: the start (the date) and the end of a long file name."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return text[:width]
+    head = (width - 1) * 2 // 3
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]

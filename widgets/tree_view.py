@@ -8,19 +8,12 @@ search highlighting. Textual's stock `Tree` is not used: it recurses per level a
 from __future__ import annotations
 
 import bisect
-import math
-import time
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from pitree.session.entries import IS_ERROR, Node
-from pitree.session.layout import FILTERS, Layout, build_layout, extend_layout, tokens_of, visible_indices
-from pitree.session.text import make_safe
+from pitree.session.entries import Node
+from pitree.session.layout import FILTERS, Layout, build_layout, extend_layout, visible_indices
 from pitree.session.tree import SessionTree
-from rich.segment import Segment
-from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.geometry import Region, Size
@@ -29,36 +22,13 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from .tree_draw import Columns, TreeDrawMixin, relative_time, short_tokens
+from .tree_nav import TreeNavMixin
 
-def relative_time(ms: float, now: float | None = None) -> str:
-    """`12s`, `5m`, `3h`, `4d`, `2mo`, `1y` ago; `?` without a timestamp."""
-    if ms != ms or math.isinf(ms):
-        return "?"
-    seconds = (now if now is not None else time.time()) - ms / 1000
-    if seconds < 0:
-        return "now"
-    for unit, size in (("y", 31536000), ("mo", 2592000), ("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
+__all__ = ["Columns", "TreeView", "relative_time", "short_tokens"]
 
 
-def short_tokens(n: float) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 1000:
-        return f"{n / 1000:.1f}k"
-    return str(int(n))
-
-
-@dataclass
-class Columns:
-    time: bool = True
-    model: bool = False
-    tokens: bool = True
-
-
-class TreeView(ScrollView, can_focus=True):
+class TreeView(TreeDrawMixin, TreeNavMixin, ScrollView, can_focus=True):
     """The session tree. Set it up with `show_tree`; it posts `Highlighted` and `Chosen`."""
 
     COMPONENT_CLASSES = {
@@ -127,10 +97,11 @@ class TreeView(ScrollView, can_focus=True):
     filter_mode: reactive[str] = reactive("default", init=False)
 
     class Highlighted(Message):
-        """Posted when the cursor moves to another entry."""
+        """Posted when the cursor moves to another entry; `moved`: by the user (a key, a click, go to, search),
+        not because the rows changed under it."""
 
-        def __init__(self, node: Node | None) -> None:
-            self.node = node
+        def __init__(self, node: Node | None, moved: bool = False) -> None:
+            self.node, self.moved = node, moved
             super().__init__()
 
         def can_replace(self, message: Message) -> bool:
@@ -144,7 +115,7 @@ class TreeView(ScrollView, can_focus=True):
             super().__init__()
 
     class LayoutChanged(Message):
-        """Posted when the visible rows changed (filter, fold, new entries)."""
+        """Posted when the visible rows or the columns changed (filter, fold, new entries, a column key)."""
 
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, TreeView.LayoutChanged)
@@ -157,6 +128,10 @@ class TreeView(ScrollView, can_focus=True):
         self.shown: Sequence[int] = []  # row indices shown (folds hide some): a range or an int array
         self.folded: set[str] = set()
         self.cursor = 0
+        # The entry the user put the cursor on: a filter that hides it moves the cursor to what is shown
+        # nearest, and the next filter comes back to it (Pi keeps no such memory: its cursor just moves).
+        self.anchor_id: str | None = None
+        self._shift, self._shift_key = 0, None  # see `indent_shift`
         self.columns = Columns()
         self.search_tokens: list[str] = []
         self.matches: array[int] = array("l")  # row indices (into layout.rows) that match the search, in order
@@ -180,7 +155,7 @@ class TreeView(ScrollView, can_focus=True):
 
         `added`: the entries the last `tree.add` brought; when they only extend the leaf (a live tail), the
         shown layout is updated in place instead of rebuilt."""
-        keep = select_id or (self.cursor_node.id if self.cursor_node is not None else None)
+        keep = select_id or self.anchor_id or (self.cursor_node.id if self.cursor_node is not None else None)
         if keep is None and tree.leaf is not None:
             keep = tree.leaf.id  # a new view starts at the leaf (or its nearest shown ancestor)
         if tree is not self.stree:
@@ -200,7 +175,7 @@ class TreeView(ScrollView, can_focus=True):
         self._cache.clear()
         self.shown, self.matches, self.marks = [], array("l"), {}
         self.folded.clear()
-        self.cursor = 0
+        self.cursor, self.anchor_id, self._shift_key = 0, None, None
         self.virtual_size = Size(self.size.width, 0)
         self.refresh()
 
@@ -247,6 +222,8 @@ class TreeView(ScrollView, can_focus=True):
         self._recompute_matches()
         self.virtual_size = Size(self.size.width, len(self.shown))
         self.cursor = self._nearest_visible(keep_id) if keep_id else max(0, len(self.shown) - 1)
+        node = self.cursor_node
+        self.anchor_id = keep_id or (node.id if node else None)
         self._scroll_cursor_visible(center=True)
         self.refresh()
         self.post_message(self.LayoutChanged())
@@ -265,6 +242,12 @@ class TreeView(ScrollView, can_focus=True):
                     return i
             node = node.parent
         return max(0, len(shown) - 1)
+
+    def leaf_row_node(self) -> Node | None:
+        """The node drawn for the leaf: the leaf itself, or its nearest shown ancestor if filtered out."""
+        if self.stree is None or self.stree.leaf is None or not self.shown or self.layout_ is None:
+            return None
+        return self.layout_.rows.nodes[self.shown[self._nearest_visible(self.stree.leaf.id)]]
 
     def select_id(self, entry_id: str) -> bool:
         """Move the cursor to an entry, unfolding and, if the filter hides it, switching to 'all'."""
@@ -304,67 +287,13 @@ class TreeView(ScrollView, can_focus=True):
         self.virtual_size = Size(self.size.width, len(self.shown))
         if node is not None:
             self.cursor = self._nearest_visible(node.id)
+            self.anchor_id = node.id  # a fold is the user's doing, at the cursor
         self.refresh()
         self.post_message(self.LayoutChanged())
 
     def watch_filter_mode(self, old: str, new: str) -> None:
         node = self.cursor_node
-        self._relayout(node.id if node else None)
-
-    # ---- search ------------------------------------------------------------------------------------------
-
-    def set_search(self, query: str) -> int:
-        """Highlight entries matching all words of `query` (Pi's rule); returns the match count."""
-        self.search_tokens = tokens_of(query)
-        self._recompute_matches()
-        self._cache.clear()
-        self.refresh()
-        return len(self.matches)
-
-    def _recompute_matches(self) -> None:
-        tokens = self.search_tokens
-        if not tokens or self.layout_ is None or self.stree is None:
-            self.matches = array("l")
-            return
-        hits = self.stree.search_index.matching(tokens)
-        layout, entries = self.layout_, self.stree.nodes
-        if len(hits) * 8 < len(layout.rows):  # few: find their rows
-            found = (layout.row_of(entries[idx]) for idx in hits)
-            self.matches = array("l", sorted(row for row in found if row is not None))
-        else:
-            flags, size = hits.flags, len(hits.flags)
-            self.matches = array(
-                "l", [i for i, node in enumerate(layout.rows.nodes) if node.idx < size and flags[node.idx]]
-            )
-
-    def _is_match(self, row: int) -> bool:
-        matches = self.matches
-        i = bisect.bisect_left(matches, row)
-        return i < len(matches) and matches[i] == row
-
-    def match_position(self) -> int:
-        """1-based index of the match at or before the cursor (0 if none)."""
-        if not self.matches or not self.shown:
-            return 0
-        current = self.shown[self.cursor]
-
-        return bisect.bisect_right(self.matches, current)
-
-    def next_match(self, direction: int = 1) -> bool:
-        """Go to the next (or previous) match, unfolding what hides it; wraps around."""
-        if not self.matches or self.layout_ is None:
-            return False
-        current = self.shown[self.cursor] if self.shown else -1
-        matches = self.matches
-        if direction > 0:
-            i = bisect.bisect_right(matches, current)
-            target = matches[i] if i < len(matches) else matches[0]
-        else:
-            i = bisect.bisect_left(matches, current)
-            target = matches[i - 1] if i > 0 else matches[-1]
-        self._unfold_to(target)
-        self._move_to(self.shown.index(target))
-        return True
+        self._relayout(self.anchor_id or (node.id if node else None))
 
     # ---- movement ----------------------------------------------------------------------------------------
 
@@ -376,10 +305,12 @@ class TreeView(ScrollView, can_focus=True):
         self.cursor = index
         self._cache.pop(self.shown[old], None) if old < len(self.shown) else None
         self._cache.pop(self.shown[index], None)
+        node = self.cursor_node
+        self.anchor_id = node.id if node else None
         self.refresh_line_at(old)
         self.refresh_line_at(index)
         self._scroll_cursor_visible()
-        self._post_highlight()
+        self._post_highlight(moved=True)
 
     def refresh_line_at(self, index: int) -> None:
         y = index - int(self.scroll_offset.y)
@@ -396,12 +327,12 @@ class TreeView(ScrollView, can_focus=True):
         elif self.cursor >= top + height:
             self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
 
-    def _post_highlight(self) -> None:
+    def _post_highlight(self, moved: bool = False) -> None:
         node = self.cursor_node
         ident = node.id if node else None
-        if ident != self._last_highlight:
+        if ident != self._last_highlight or moved:
             self._last_highlight = ident
-            self.post_message(self.Highlighted(node))
+            self.post_message(self.Highlighted(node, moved))
 
     def action_cursor_up(self) -> None:
         self._move_to(self.cursor - 1)
@@ -426,52 +357,6 @@ class TreeView(ScrollView, can_focus=True):
         if node is not None:
             self.post_message(self.Chosen(node))
 
-    def action_fold_or_up(self) -> None:
-        """Pi's foldOrUp: fold a foldable, unfolded entry; else jump to the previous branch start."""
-        if self.layout_ is None or not self.shown:
-            return
-        row = self.shown[self.cursor]
-        node = self.layout_.rows.nodes[row]
-        if self.layout_.foldable(row) and node.id not in self.folded:
-            self.folded.add(node.id)
-            self._refold()
-            return
-        self._move_to(self.shown.index(self._segment_start(row, up=True)))
-
-    def action_unfold_or_down(self) -> None:
-        if self.layout_ is None or not self.shown:
-            return
-        row = self.shown[self.cursor]
-        node = self.layout_.rows.nodes[row]
-        if node.id in self.folded:
-            self.folded.discard(node.id)
-            self._refold()
-            return
-        self._move_to(self.shown.index(self._segment_start(row, up=False)))
-
-    def _segment_start(self, row: int, up: bool) -> int:
-        """Pi's findBranchSegmentStart over visible rows (folded subtrees are skipped)."""
-        assert self.layout_ is not None
-        rows = self.layout_.rows
-        if not up:
-            current = row
-            while True:
-                r = rows[current]
-                if r.nchildren == 0 or rows[current].node.id in self.folded:
-                    return current
-                first_child = current + 1
-                if r.nchildren > 1:
-                    return first_child
-                current = first_child
-        current = row
-        while True:
-            parent = rows[current].parent_row
-            if parent < 0:
-                return current
-            if rows[parent].nchildren > 1 and current < row:
-                return current
-            current = parent
-
     def action_filter(self, mode: str) -> None:
         self.filter_mode = mode
 
@@ -486,6 +371,7 @@ class TreeView(ScrollView, can_focus=True):
         setattr(self.columns, name, not getattr(self.columns, name))
         self._cache.clear()
         self.refresh()
+        self.post_message(self.LayoutChanged())
 
     async def _on_click(self, event: events.Click) -> None:
         index = int(self.scroll_offset.y) + event.y
@@ -507,6 +393,7 @@ class TreeView(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         if self.layout_ is None or index >= len(self.shown) or width <= 0:
             return Strip.blank(width, self.rich_style)
+        self.indent_shift(width)  # before the cache: a new cut drops it, so no line of a frame has the old one
         row_index = self.shown[index]
         is_cursor = index == self.cursor
         cached = self._cache.get(row_index)
@@ -517,116 +404,3 @@ class TreeView(ScrollView, can_focus=True):
             self._cache.clear()
         self._cache[row_index] = (width, is_cursor, strip)
         return strip
-
-    def _compaction_text(self, node: Node) -> str:
-        """`[compaction: 48k → 9k tokens]`: before (Pi's tokensBefore) and after (summary + kept, estimated)."""
-        after = self._compaction_after.get(node.id)
-        if after is None and self.stree is not None:
-            from pitree.report import compaction_audit
-
-            after = compaction_audit(self.stree, node, None)["tokensAfter"]["estimate"]
-            self._compaction_after[node.id] = after
-        before = node.meta.get("tokensBefore") if node.meta else None
-        before_s = short_tokens(before) if isinstance(before, int | float) and not isinstance(before, bool) else "?"
-        return f"[compaction: {before_s} → {short_tokens(after or 0)} tokens]"
-
-    def row_text(self, row_index: int, is_cursor: bool = False, max_prefix: int | None = None) -> Text:
-        """The row as Rich text (without columns); also used by tests and snapshot-free assertions."""
-        assert self.layout_ is not None and self.stree is not None
-        layout, tree = self.layout_, self.stree
-        row = layout.rows[row_index]
-        node = row.node
-        get = self.get_component_rich_style
-        text = Text(no_wrap=True, end="")
-        mark = self.marks.get(node.id) if self.marks else None
-        text.append("›" if is_cursor else " ", get("tree-view--dot"))
-        if mark is None:
-            text.append(" ")
-        else:
-            text.append(self.MARKS[mark], get(f"tree-view--{mark}"))
-        folded = node.id in self.folded and row.nchildren > 0
-        prefix = layout.prefix(row_index, folded)
-        if max_prefix is not None and len(prefix) > max_prefix:
-            # Deeply nested forks would push the text off screen: keep the innermost levels, mark the cut.
-            prefix = "…" + prefix[len(prefix) - max_prefix + 1 :]
-        text.append(prefix, get("tree-view--guides"))
-        if folded and not (row.connector and not row.vroot and prefix):
-            text.append("⊞ ", get("tree-view--dot"))
-        on_path = node in layout.active
-        if on_path:
-            text.append("• ", get("tree-view--dot"))
-        label = tree.labels.get(node.id)
-        if label:
-            text.append(make_safe(f"[{label}] ", keep_newlines=False), get("tree-view--label"))
-        body = tree.row_text(node) if node.type != "compaction" else self._compaction_text(node)
-        style = self._body_style(node)
-        start = len(text)
-        text.append(make_safe(body, keep_newlines=False), style)
-        if self._is_match(row_index):
-            lower = text.plain.lower()
-            for token in self.search_tokens:
-                pos = lower.find(token, start)
-                while pos >= 0:
-                    text.stylize(get("tree-view--match"), pos, pos + len(token))
-                    pos = lower.find(token, pos + len(token))
-        if node is tree.leaf:
-            text.append("  ← leaf", get("tree-view--leaf"))
-        return text
-
-    def _body_style(self, node: Node) -> Style:
-        get = self.get_component_rich_style
-        if node.flags & IS_ERROR:
-            return get("tree-view--error")
-        if node.type == "message":
-            if node.role == "user":
-                return get("tree-view--user")
-            if node.role == "assistant":
-                return get("tree-view--assistant")
-            return get("tree-view--tool")
-        if node.type in ("compaction", "branch_summary"):
-            return get("tree-view--summary")
-        return get("tree-view--settings")
-
-    def _columns_text(self, node: Node) -> str:
-        parts = []
-        cols = self.columns
-        if cols.model:
-            model = node.model[1] if node.model else None
-            parts.append(f"{make_safe(str(model), keep_newlines=False)[:18]:>18}" if model else " " * 18)
-        if cols.tokens:
-            usage = node.usage
-            total = 0.0
-            if usage is not None:
-                total = usage[4] or (usage[0] + usage[1] + usage[2] + usage[3])
-            parts.append(f"{short_tokens(total):>6}" if usage is not None else " " * 6)
-        if cols.time:
-            parts.append(f"{relative_time(node.ts):>4}")
-        return " ".join(parts)
-
-    def leaf_row_node(self) -> Node | None:
-        """The node drawn for the leaf: the leaf itself, or its nearest shown ancestor if filtered out."""
-        if self.stree is None or self.stree.leaf is None or not self.shown or self.layout_ is None:
-            return None
-        return self.layout_.rows.nodes[self.shown[self._nearest_visible(self.stree.leaf.id)]]
-
-    def _render_row(self, row_index: int, width: int, is_cursor: bool) -> Strip:
-        assert self.layout_ is not None
-        node = self.layout_.rows.nodes[row_index]
-        text = self.row_text(row_index, is_cursor, max_prefix=max(12, width // 2))
-        columns = self._columns_text(node)
-        room = width - (len(columns) + 1 if columns else 0)
-        if room < 20:
-            columns, room = "", width
-        if text.cell_len > room:
-            text.truncate(room, overflow="ellipsis")
-        else:
-            text.pad_right(room - text.cell_len)
-        if columns:
-            text.append(" " + columns, self.get_component_rich_style("tree-view--column"))
-        base = self.rich_style
-        if is_cursor:
-            base = base + self.get_component_rich_style("tree-view--cursor")
-        elif node in self.layout_.active:
-            base = base + self.get_component_rich_style("tree-view--active")
-        segments = [Segment(s.text, base + s.style if s.style else base) for s in text.render(self.app.console)]
-        return Strip(segments).crop_extend(0, width, base)

@@ -184,10 +184,13 @@ def make_safe(text: str, keep_newlines: bool = True) -> str:
 
 
 def human_size(n: int) -> str:
-    """Bytes as people read them: `812 B`, `77.9 KB`, `2.1 MB`, `1.4 GB`."""
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+    """Bytes as people read them: `812 B`, `77.9 KB`, `2.1 MB`, `1.4 GB`; never four digits before the point
+    (1,023,900 bytes is `1.0 MB`, not `999.9 KB` rounded up to `1000.0 KB`)."""
+    if n < 1000:
+        return f"{n} B"
+    value = n / 1024
+    for unit in ("KB", "MB"):
+        if round(value, 1) < 1000:
+            return f"{value:.1f} {unit}"
         value /= 1024
-    return f"{n} B"
+    return f"{value:.1f} GB"

@@ -24,6 +24,7 @@ from pitree.widgets.entry_link import EntryLink
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.status_bar import Status, StatusBar
+from pitree.widgets.tree_header import TreeHeader
 from pitree.widgets.tree_view import TreeView
 from rich.text import Text
 from textual import on, work
@@ -38,6 +39,7 @@ from textual.worker import get_current_worker
 
 from . import textual_fixes
 from .live import LiveSession
+from .panes import PanesMixin
 from .screens import ScreensMixin, asset_text
 from .writing import WritingMixin
 
@@ -46,6 +48,7 @@ PROGRESS_EVERY = 0.1  # seconds between redraws of the loading bar
 # much as the tree of a 30 MB session, and 15% of what a 100 MB session's explorer holds. Below it, the entry
 # pane counts every entry it shows exactly from the start.
 EXACT_TOKENS_FROM = 32_000_000
+NEWS_SECONDS = 15  # how long "the file was rewritten" stays in the status bar if the user does not move
 
 textual_fixes.apply()
 
@@ -55,7 +58,7 @@ if TYPE_CHECKING:
     from .browser import BrowserState
 
 
-class PitreeApp(WritingMixin, ScreensMixin):
+class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
     """The explorer on one session file."""
 
     TITLE = "pitree"
@@ -72,7 +75,8 @@ class PitreeApp(WritingMixin, ScreensMixin):
         Binding("f", "toggle_follow", "Follow"),
         Binding("r", "toggle_raw", "Raw JSON", show=False),
         Binding("s", "show_skipped", "Skipped", show=False),
-        Binding("tab", "switch_pane", "Pane", show=False),
+        Binding("tab", "switch_pane", "Pane", show=False, priority=True),  # over the screen's focus_next
+        Binding("w", "cycle_layout", "Layout", show=False),
         Binding("L", "label", "Label", key_display="⇧L"),
         Binding("c", "context", "Context"),
         Binding("u", "usage", "Usage"),
@@ -84,6 +88,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
     # Keys of the explorer itself: off (and out of the footer) while another screen is on top.
     EXPLORER_ACTIONS = frozenset(
         {"search", "next_match", "goto", "toggle_follow", "toggle_raw", "show_skipped", "switch_pane", "label"}
+        | {"cycle_layout"}
         | {"context", "usage", "sessions", "export", "exact_tokens"}
         | {"entry_link"}
     )
@@ -144,10 +149,13 @@ class PitreeApp(WritingMixin, ScreensMixin):
         self.live: LiveSession | None = None
         self._index: SessionIndex | None = None  # the browser's, opened on first use
         self.follow_off = False  # set by `f`: stay put even on the leaf
+        self._unseen = 0  # entries appended since the user last moved, while not following
+        self._transient = False  # the status bar's file_state is news (new entries, a reload), not a condition
         self.exact_asked = False  # `t` was pressed: count exactly in every session from now on
         self.exact_tokens = False  # the entry pane counts with tiktoken in this session (see EXACT_TOKENS_FROM)
         self._entry_timer: Timer | None = None
         self._select_after_append: str | None = None
+        self._appended_id: str | None = None  # the last entry pitree appended itself
         self._freezer = Freezer()  # keeps the loaded tree out of collections (see `_freeze_tree`)
         self._context_size: ContextSize | None = None  # Pi's size at the leaf, for the status bar
         self._freeze_timer: Timer | None = None
@@ -159,7 +167,9 @@ class PitreeApp(WritingMixin, ScreensMixin):
             yield Static(id="loading-label")
             yield ProgressBar(id="progress", show_eta=False)
         with Horizontal(id="panes"):
-            yield TreeView(id="tree")
+            with Vertical(id="tree-pane"):
+                yield TreeHeader(id="tree-head")
+                yield TreeView(id="tree")
             yield EntryView(id="entry")
         yield PromptBar(id="prompt")
         yield StatusBar(id="status")
@@ -195,6 +205,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
         self._freezer.leaving(self.stree)  # the tree left must be freed: never freeze it again
         self.stree = self.reader = None
         self.follow_off = False
+        self._unseen, self._transient = 0, False
         if self._entry_timer is not None:
             self._entry_timer.stop()
         self.tree_view.forget_tree()
@@ -389,8 +400,27 @@ class PitreeApp(WritingMixin, ScreensMixin):
 
     @property
     def following(self) -> bool:
+        """On the leaf's row, put there by the user (or the follow itself). A filter that hides the entry the
+        user chose and shows the leaf's row in its place does not turn following on, nor does a fold that hides
+        the leaf under the cursor; a filter that hides the leaf itself makes its nearest shown ancestor its row."""
         view = self.tree_view
-        return not self.follow_off and view.cursor_node is not None and view.cursor_node is view.leaf_row_node()
+        node, tree, layout = view.cursor_node, self.stree, view.layout_
+        if self.follow_off or node is None or tree is None or tree.leaf is None or node is not view.leaf_row_node():
+            return False
+        leaf_filtered = layout is not None and layout.index_of(tree.leaf.id) is None
+        return view.anchor_id == tree.leaf.id or (leaf_filtered and view.anchor_id == node.id)
+
+    def _news(self, text: str, expire: float | None = None) -> None:
+        """A passing notice in the status bar: gone when the user moves the cursor (or after `expire` s)."""
+        self._transient = bool(text)
+        self._status(file_state=text)
+        if text and expire is not None:
+            self.set_timer(expire, lambda: self._expire_news(text))
+
+    def _expire_news(self, text: str) -> None:
+        bars = self.query(StatusBar)
+        if self._transient and bars and bars.first().status.file_state == text:
+            self._news("")
 
     def entries_added(self, added: list[Node], old_leaf: Node | None, was_following: bool) -> None:
         """Called by LiveSession on the UI thread after new entries joined the tree."""
@@ -414,9 +444,15 @@ class PitreeApp(WritingMixin, ScreensMixin):
                 f"({make_safe(tree.row_text(new_leaf), keep_newlines=False)[:60]})",
                 title="session changed",
             )
-        elif not was_following and new_leaf is not None:
-            self._status(file_state=f"{len(added)} new entr{'y' if len(added) == 1 else 'ies'}")
+        news = [n for n in added if n.id != self._appended_id]  # not the label pitree itself just wrote
+        if not was_following and new_leaf is not None and news:
+            self._unseen += len(news)
+            self._news(f"{self._unseen} new entr{'y' if self._unseen == 1 else 'ies'}")
         self._update_status(grown=added if view.extended else None)
+        entry = self.query_one(EntryView)
+        if self.reader is not None and entry.node is not None and entry.node is view.cursor_node:
+            # A label entry changes the header of the entry shown (a moved cursor loads through Highlighted).
+            entry.show(entry.node, tree, self.reader)
 
     def session_reloaded(self, tree: SessionTree, builder: SessionBuilder, why: str) -> None:
         """Called by LiveSession after the file was rewritten or replaced: keep the selection by id."""
@@ -428,12 +464,13 @@ class PitreeApp(WritingMixin, ScreensMixin):
             self.query_one("#loading").display = False
             self.query_one("#panes").display = True
         self.tree_view.show_tree(tree, select_id=node.id if node else None)
-        self._status(file_state=why)
+        self._news(why, expire=NEWS_SECONDS)
         self.notify(why, title="session reloaded")
         self._update_status()
         self.call_after_refresh(self._freeze_tree)
 
     def file_state(self, state: str, severity: str = "warning") -> None:
+        self._transient = False
         self._status(file_state=state)
         if state:
             self.notify(state, title="session file", severity=severity)  # type: ignore[arg-type]
@@ -450,6 +487,9 @@ class PitreeApp(WritingMixin, ScreensMixin):
                 self._entry_timer.stop()
             node, tree, reader = message.node, self.stree, self.reader
             self._entry_timer = self.set_timer(0.08, lambda: self._show_entry(node, tree, reader))
+        if message.moved and self._transient:
+            self._unseen = 0
+            self._news("")
         self._status(follow=self.following, matches=self._match_text())
 
     def _show_entry(self, node: Node | None, tree: SessionTree, reader: EntryReader) -> None:
@@ -482,7 +522,9 @@ class PitreeApp(WritingMixin, ScreensMixin):
     def _layout_changed(self) -> None:
         if not self.query(TreeView):
             return  # shutting down
-        self._status(filter=self.tree_view.filter_mode, matches=self._match_text())
+        for header in self.query(TreeHeader):
+            header.refresh()
+        self._status(filter=self.tree_view.filter_mode, matches=self._match_text(), follow=self.following)
 
     def _match_text(self) -> str:
         view = self.tree_view
@@ -522,7 +564,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
             if view.matches and not view.next_match(1):
                 pass
             self._status(matches=self._match_text())
-        elif message.purpose == "goto" and self.stree is not None:
+        elif message.purpose == "goto" and self.stree is not None and message.value.strip():
             try:
                 node = self.stree.resolve(message.value.strip())
             except ValueError as exc:
@@ -566,6 +608,8 @@ class PitreeApp(WritingMixin, ScreensMixin):
 
     def action_switch_pane(self) -> None:
         entry = self.query_one(EntryView)
+        if self.pane_layout == "tree":
+            self.set_pane_layout("split")  # Tab asks for the entry pane: bring it back
         (self.tree_view if entry.has_focus else entry).focus()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

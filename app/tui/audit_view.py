@@ -90,5 +90,13 @@ def audit_parts(audit: dict[str, Any]) -> list[RenderableType]:
             warn.append(("\n" if i else "") + "⚠ " + make_safe(problem, keep_newlines=False), "bold red")
         parts.append(warn)
     else:
-        parts.append(Text("✓ no problems: first kept entry on the path, summary present, tokens add up", "green"))
+        ok = Text("✓ no problems: first kept entry on the path, summary present, tokensBefore plausible", "green")
+        # Why the numbers above need not add up, and what "plausible" was checked against.
+        ok.append(
+            "\ntokensBefore is Pi's estimateContextTokens: the model's own count (usage) at the last reply plus"
+            " chars/4 for what came after it; the other rows are chars/4 alone, so they need not add up to it."
+            " Checked: tokensBefore is at least half of the chars/4 estimate of the context it replaced.",
+            "dim",
+        )
+        parts.append(ok)
     return parts

@@ -42,7 +42,7 @@ SESSION_COLUMNS = (
     ("compactions", 11),
     ("size", 9),
 )
-HIT_COLUMNS = (("session", 32), ("kind", 10), ("entry", 9), ("match", 100))
+HIT_COLUMNS = (("session", 40), ("kind", 10), ("entry", 9), ("match", 100))
 
 
 @dataclass
@@ -119,6 +119,8 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self._search_timer: Timer | None = None
         self._stop_watch = asyncio.Event()
         self._listed_at = 0.0  # monotonic time of the last show_sessions
+        self._by_path_of: list[SessionInfo] | None = None
+        self._by_path_cache: dict[str, SessionInfo] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(id="browser-head")
@@ -322,6 +324,22 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         if not worker.is_cancelled:
             self.post_message(self.Found(query, hits, error))
 
+    def _hit_title(self, hit: SearchHit) -> Text:
+        """The session's title; a fork's (which often shares its parent's first message) says it is one."""
+        info = self._by_path.get(str(hit.path))
+        title = Text()
+        if info is not None and info.parent_session:
+            title.append("fork: ", "bold yellow")
+        title.append(make_safe(hit.title, keep_newlines=False)[:40], "bold")
+        return title
+
+    @property
+    def _by_path(self) -> dict[str, SessionInfo]:
+        if self._by_path_of is not self.sessions:
+            self._by_path_cache = {str(s.path): s for s in self.sessions}
+            self._by_path_of = self.sessions
+        return self._by_path_cache
+
     def on_browser_screen_found(self, message: Found) -> None:
         if message.query != self.state.query:
             return  # typed on since
@@ -333,7 +351,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
             table.add_column(name, key=name, width=width)
         for i, hit in enumerate(message.hits):
             table.add_row(
-                Text(make_safe(hit.title, keep_newlines=False)[:40], "bold"),
+                self._hit_title(hit),
                 Text(hit.kind, "dim"),
                 Text(make_safe(hit.entry_id, keep_newlines=False), "cyan"),
                 Text(make_safe(hit.snippet, keep_newlines=False)),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pitree.session.entries import Node
@@ -70,7 +69,7 @@ class ScreensMixin(ExplorerBase):
                 self.notify(f"exporting to {make_safe(str(choice.out), keep_newlines=False)} …")
                 self.export_session(self.stree, self.reader, node, choice)
 
-        self.push_screen(ExportDialog(self.path, node.id, Path.cwd()), callback=chosen)
+        self.push_screen(ExportDialog(self.path, node.id), callback=chosen)
 
     @work(thread=True, group="export", description="Exporting", exit_on_error=False)
     def export_session(self, tree: SessionTree, reader: EntryReader, leaf: Node, choice: ExportChoice) -> None:

@@ -27,6 +27,7 @@ class WritingMixin(ExplorerBase):
     follow_off: bool
     config_overrides: dict[str, object]
     _select_after_append: str | None
+    _appended_id: str | None
 
     @on(TreeView.Chosen)
     def _chosen(self, message: TreeView.Chosen) -> None:
@@ -151,6 +152,7 @@ class WritingMixin(ExplorerBase):
             return
         self.follow_off = False
         self._select_after_append = entry["id"] if entry["type"] != "label" else None
+        self._appended_id = entry["id"]  # not news when the tail brings it back (see `entries_added`)
         if live is not None:
             self.call_later(live.check)
         self.notify(f"appended {entry['type']} {entry['id']}: Pi continues here on `pi --session`")

@@ -110,9 +110,11 @@ async def test_export_from_the_explorer(demo_copy: Path, tmp_path: Path, monkeyp
     from pitree.widgets.export_dialog import ExportDialog
     from textual.widgets import Input
 
-    out_dir = tmp_path / "out"
-    out_dir.mkdir()
-    monkeypatch.chdir(out_dir)
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    home.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(elsewhere)  # never the current folder (under `make run`, the checkout)
     app = make_app(demo_copy)
     async with app.run_test(size=(150, 45)) as pilot:
         await until(pilot, lambda: app.stree is not None)
@@ -120,11 +122,12 @@ async def test_export_from_the_explorer(demo_copy: Path, tmp_path: Path, monkeyp
         await pilot.press("e")
         await until(pilot, lambda: isinstance(app.screen, ExportDialog))
         box = app.screen.query_one("#out", Input)
-        assert box.value == str(out_dir / "demo-20554e43.md")
+        assert box.value == str(home / "demo-20554e43.md")
         await pilot.click("#format RadioButton:last-of-type")
-        assert box.value.endswith("demo-20554e43.jsonl")
+        # A Pi session goes next to the one it comes from, where Pi lists it.
+        assert box.value == str(demo_copy.parent / "demo-20554e43.jsonl")
         await pilot.click("#export")
-        target = out_dir / "demo-20554e43.jsonl"
+        target = demo_copy.parent / "demo-20554e43.jsonl"
         await until(pilot, lambda: target.exists())
         lines = target.read_bytes().splitlines()
         assert b'"parentSession"' in lines[0] and any(b'"20554e43"' in line for line in lines[1:])

@@ -238,7 +238,7 @@ def test_info_text(session: Path) -> None:
     out = run("info", session)
     assert out.returncode == 0 and b"\x1b" not in out.stdout
     text = out.stdout.decode()
-    assert "my ␛[1msession" in text and "9 (1 lines skipped" in text and "anthropic/claude" in text
+    assert "my ␛[1msession" in text and "9 (1 line skipped" in text and "anthropic/claude" in text
 
 
 def test_demo_session_every_command(tmp_path: Path) -> None:

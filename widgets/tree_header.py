@@ -1,0 +1,30 @@
+"""`TreeHeader`: the line above the session tree — the filter shown, what the tokens column counts, and the name
+of each column over it (`model`, `reply`, `age`), so an assistant row's `30.5k` is not read as the context."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widget import Widget
+
+from .tree_view import TreeView
+
+
+class TreeHeader(Widget):
+    """Draws `TreeView.header_text` for the tree view beside it; the app refreshes it when the view's
+    layout or columns change."""
+
+    DEFAULT_CSS = """
+    TreeHeader { height: 1; background: $panel; color: $text-muted; }
+    """
+
+    def render(self) -> Text:
+        views = self.parent.query(TreeView) if self.parent is not None else None
+        width = self.content_region.width
+        if not views:
+            return Text(" " * width)
+        view = views.first()
+        # The columns sit at the right of the rows, left of the view's scrollbar.
+        inner = min(width, view.scrollable_content_region.width or width)
+        text = view.header_text(inner, view.filter_mode)
+        text.pad_right(width - text.cell_len)
+        return text
