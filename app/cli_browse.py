@@ -36,7 +36,7 @@ import orjson
 
 from .cli import CliError
 from .session.summary_info import SessionInfo, thread_sessions
-from .session.text import human_size, make_safe
+from .session.text import human_size, json_safe, make_safe
 from .store.catalog import (
     cwd_folder_name,
     find_session_files,
@@ -53,7 +53,7 @@ _ID_PREFIX = re.compile(r"[0-9a-fA-F][0-9a-fA-F-]{0,35}")
 
 
 def _emit_json(data: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE))
+    sys.stdout.buffer.write(json_safe(orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)))
     sys.stdout.buffer.flush()
 
 

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .session.text import make_safe
+
 HOST = "127.0.0.1"  # the app can read and write session files: never reachable from another machine
 DEFAULT_PORT = 8000
 INSTALL_HINT = "pip install 'pitree[serve]'"
@@ -151,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # One demo copy for every tab: the served command gets the path, not --demo.
         serve([str(path)], args.port, title=f"pitree — {path.name}")
     except ServeError as exc:
-        print(f"pitree: error: {exc}", file=sys.stderr)
+        print(f"pitree: error: {make_safe(str(exc), keep_newlines=False)}", file=sys.stderr)
         return 1
     return 0
 

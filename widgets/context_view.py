@@ -110,7 +110,7 @@ class ContextScreen(Screen[str | None]):
         ctx = self.ctx
         head = Text(no_wrap=False)
         head.append("Context at ", "bold")
-        head.append(ctx.leaf.id if ctx.leaf else "(empty session)", "bold cyan")
+        head.append(make_safe(ctx.leaf.id, keep_newlines=False) if ctx.leaf else "(empty session)", "bold cyan")
         head.append(f"  ·  model {make_safe(model_label(ctx.model), keep_newlines=False)}")
         head.append(f"  ·  thinking {make_safe(str(ctx.thinking_level), keep_newlines=False)}")
         head.append(f"  ·  window {self.window:,}" if self.window else "  ·  window unknown (not in Pi's registry)")
@@ -123,8 +123,10 @@ class ContextScreen(Screen[str | None]):
         else:
             head.append(f" · tiktoken: counting {self.counted}/{len(ctx.messages)} …", "dim")
         if ctx.compaction is not None:
-            head.append(f"\nafter compaction {ctx.compaction.id}: its summary comes first", "magenta")
-            head.append(f", then the kept entries from {ctx.kept_from.id}" if ctx.kept_from else ", nothing kept")
+            comp_id, kept = make_safe(ctx.compaction.id, keep_newlines=False), ctx.kept_from
+            head.append(f"\nafter compaction {comp_id}: its summary comes first", "magenta")
+            kept_id = make_safe(kept.id, keep_newlines=False) if kept else ""
+            head.append(f", then the kept entries from {kept_id}" if kept else ", nothing kept")
         return head
 
     def on_mount(self) -> None:
@@ -158,7 +160,7 @@ class ContextScreen(Screen[str | None]):
             table.add_row(
                 Text(str(i + 1), "dim"),
                 role,
-                m.node.id,
+                Text(make_safe(m.node.id, keep_newlines=False)),  # a str cell would be parsed as markup
                 Text(f"{m.tokens:,}", justify="right"),
                 Text("…", "dim", justify="right"),
                 Text(f"{self._running_total:,}", justify="right"),

@@ -50,13 +50,13 @@ class StatusBar(Widget):
         t.append(make_safe(s.file, keep_newlines=False), "bold")
         if s.audit:  # first: it explains marks now on screen
             t.append(" · ")
-            t.append(s.audit, "bold magenta")
+            t.append(make_safe(s.audit, keep_newlines=False), "bold magenta")
         if s.name:
             t.append(" · ")
             t.append(make_safe(s.name, keep_newlines=False), "italic")
         t.append(f" · {s.entries} entries · {s.branches} branches")
         if s.leaf:
-            t.append(f" · leaf {s.leaf}")
+            t.append(f" · leaf {make_safe(s.leaf, keep_newlines=False)}")
         if s.context_tokens is not None:
             t.append(f" · ctx ~{s.context_tokens:,} tok")
         if s.filter != "default":
@@ -65,7 +65,8 @@ class StatusBar(Widget):
             t.append(f" · {s.skipped} skipped (s)", "yellow")
         t.append(" · follow " + ("on" if s.follow else "off"), "green" if s.follow else "dim")
         if s.matches:
-            t.append(f" · {s.matches}", "bold cyan")
+            t.append(f" · {make_safe(s.matches, keep_newlines=False)}", "bold cyan")
         if s.file_state:
-            t.append(f" · {s.file_state}", "bold red" if "deleted" in s.file_state else "bold yellow")
+            style = "bold red" if "deleted" in s.file_state else "bold yellow"
+            t.append(f" · {make_safe(s.file_state, keep_newlines=False)}", style)
         return t
