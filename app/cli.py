@@ -241,9 +241,8 @@ def serve_app(target: Path | None, session_dir: str | None, port: int) -> int:
 
     command: list[str] = [str(target.resolve())] if target is not None else []
     if session_dir is not None:
-        command += ["--session-dir", session_dir]
-    print(f"pitree: serving on http://127.0.0.1:{port} (Ctrl+C stops)", file=sys.stderr)
-    try:
+        command += ["--session-dir", os.path.abspath(session_dir)]
+    try:  # the server prints the one "serving … on URL" line, the URL with this run's secret
         serve(command, port, title=f"pitree — {target.name}" if target is not None else "pitree — sessions")
     except ServeError as exc:
         raise CliError(str(exc)) from None
