@@ -169,18 +169,25 @@ def served_app(demo_copy: Path, tmp_path: Path) -> Iterator[ServedApp]:
 
 
 @contextmanager
-def serving(session: Path, tmp_path: Path, cwd: Path | None = None) -> Iterator[ServedApp]:
+def serving(
+    session: Path,
+    tmp_path: Path,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    server: list[str] = SERVE,
+) -> Iterator[ServedApp]:
     """`pitree --serve --port P SESSION` run from `cwd`, until its printed URL (with the run's secret) is known."""
     port = free_port()
     log = tmp_path / "serve.log"
     with log.open("wb") as out:
         # Own process group: the app subprocesses textual-serve spawns per tab are killed with it.
         proc = subprocess.Popen(
-            [*SERVE, "--port", str(port), str(session)],
+            [*server, "--port", str(port), str(session)],
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
             cwd=cwd,
+            env=env,
         )
     try:
         deadline = time.monotonic() + 30

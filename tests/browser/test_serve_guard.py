@@ -7,6 +7,7 @@ import base64
 import os
 import socket
 import struct
+import sys
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -135,7 +136,10 @@ def test_serves_from_a_folder_holding_a_pitree_directory_and_says_so_once(demo_c
     clone = tmp_path / "clone"
     (clone / "pitree").mkdir(parents=True)
     (clone / "pitree" / "__init__.py").write_text("# a checkout, not the installed package\n")
-    with serving(demo_copy, tmp_path, cwd=clone) as app:
+    # Without the file guard's sitecustomize: it imports the real package before the clone's could shadow it.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PITREE_FILE_GUARD_LOG")}
+    script = Path(sys.executable).with_name("pitree")  # as a user starts it (`python -m` would import the clone)
+    with serving(demo_copy, tmp_path, cwd=clone, env=env, server=[str(script), "--serve"]) as app:
         status, data, sock = _request(app, urlsplit(app.url).path + "ws?width=120&height=30", _ws_headers(app, None))
         assert status == 101
         seen = _frames(sock, data, b"entries", timeout=60)
