@@ -246,6 +246,35 @@ def json_safe(data: bytes) -> bytes:
     return _UNSAFE_UTF8_RE.sub(lambda m: b"".join(_json_escape(c) for c in m.group().decode()), data)
 
 
+# Huge strings ------------------------------------------------------------------------------------------------
+
+CUT_CHARS = 1_000_000  # of one string, for what is shown or exported: a 200 MB tool result is never read through
+
+
+def cut_note(total: int, limit: int = CUT_CHARS) -> str:
+    return f"\n… [cut: the first {limit:,} of {total:,} characters are shown]"
+
+
+def cut_huge(value: Any, limit: int = CUT_CHARS) -> Any:
+    """`value` (parsed JSON, changed in place) with every string value longer than `limit` cut to its first
+    `limit` characters and a note of its length (`cut_note`). Iterative: nesting as deep as JSON allows.
+    An image block's `data` is kept: it is never shown, but its length gives the image's size."""
+    stack = [value] if isinstance(value, dict | list) else []
+    while stack:
+        node = stack.pop()
+        pairs = node.items() if isinstance(node, dict) else enumerate(node)
+        image = isinstance(node, dict) and node.get("type") == "image"
+        for key, item in list(pairs):
+            if isinstance(item, str):
+                if len(item) > limit and not (image and key == "data"):
+                    node[key] = item[:limit] + cut_note(len(item), limit)
+            elif isinstance(item, dict | list):
+                stack.append(item)
+    if isinstance(value, str) and len(value) > limit:
+        return value[:limit] + cut_note(len(value), limit)
+    return value
+
+
 def human_size(n: int) -> str:
     """Bytes as people read them: `812 B`, `77.9 KB`, `2.1 MB`, `1.4 GB`."""
     value = float(n)
