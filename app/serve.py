@@ -167,7 +167,7 @@ def serve(command_args: Sequence[str], port: int = DEFAULT_PORT, *, title: str |
     server_class = _server_class()
     check_port(port)
     command = app_command(command_args)
-    server = server_class(command, host=HOST, port=port, title=title or "pitree")
+    server = server_class(command, host=HOST, port=port, title=make_safe(title or "pitree", keep_newlines=False))
     try:
         server.serve()
     except OSError as exc:  # lost the race for the port after check_port

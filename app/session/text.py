@@ -212,6 +212,11 @@ def make_safe(text: str, keep_newlines: bool = True) -> str:
     return pattern.sub(lambda m: _visible(m.group()), text)
 
 
+def name_safe(text: str) -> str:
+    """`text` for a file name pitree suggests: every unsafe character (and `/`) becomes `_`."""
+    return _UNSAFE_WITH_WS_RE.sub("_", text).replace("/", "_")
+
+
 def _json_escape(ch: str) -> bytes:
     code = ord(ch)
     if code > 0xFFFF:  # JSON's \u escapes are UTF-16: a surrogate pair
