@@ -239,10 +239,27 @@ async def _visit_every_screen(path: Path, names: dict[str, str]) -> None:
         assert app.is_running
 
 
+async def _visit_the_sessions_browser(root: Path, names: dict[str, str]) -> None:
+    """The sessions list (this folder's, then all) and a search's hits, which show titles, cwds and ids."""
+    from pitree.tui.browser import BrowserScreen, BrowserState
+
+    state = BrowserState(session_dir=str(root), cwd=names["cwd"])
+    app = PitreeApp(None, watch=False, browser=state, config_overrides={"summarizer": "extractive"})
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen.stats is not None)
+        await pilot.pause(0.1)
+        assert_screen_safe(app, svg=False)
+        for keys in (["tab"], ["slash", *"fork", "enter"]):
+            await pilot.press(*keys)
+            await pilot.pause(0.3)
+            assert_screen_safe(app)
+
+
 @pytest.mark.writes_session  # the test itself appends, as another writer would
 @settings(max_examples=int(os.environ.get("PITREE_HYPOTHESIS_TUI_EXAMPLES", "4")), **SETTINGS)  # type: ignore[arg-type]
 @given(names=NAMES)
 def test_every_screen_and_notification_shows_nothing_raw(tmp_path_factory: Any, names: dict[str, str]) -> None:
     path = hostile_session(tmp_path_factory.mktemp("tui") / "sessions", names)
-    with env(PITREE_CACHE_DIR=str(path.parent.parent / "cache")):
+    with env(PITREE_CACHE_DIR=str(path.parent.parent.parent / "cache")):
+        asyncio.run(_visit_the_sessions_browser(path.parent.parent, names))
         asyncio.run(_visit_every_screen(path, names))
