@@ -243,10 +243,15 @@ def _utf8_pattern(ranges: tuple[tuple[int, int], ...]) -> re.Pattern[bytes]:
 _UNSAFE_UTF8_RE = _utf8_pattern(UNSAFE_RANGES)
 
 
+# What the quick test drops: a character's UTF-8 bytes are all >= 0x80, so the rest still holds every one whole,
+# and the pattern scans a few percent of the output instead of all of it (15 MB of `tree --json`: 8 ms, not 100).
+_ASCII_BUT_DEL = bytes(range(0x7F))
+
+
 def json_safe(data: bytes) -> bytes:
     """JSON bytes (as orjson writes them) with every unsafe character inside its strings as a `\\uXXXX` escape:
     the same data to a JSON parser, nothing raw on a terminal."""
-    if (data.isascii() and b"\x7f" not in data) or not _UNSAFE_UTF8_RE.search(data):
+    if (data.isascii() and b"\x7f" not in data) or not _UNSAFE_UTF8_RE.search(data.translate(None, _ASCII_BUT_DEL)):
         return data
     return _UNSAFE_UTF8_RE.sub(lambda m: b"".join(_json_escape(c) for c in m.group().decode()), data)
 

@@ -127,3 +127,18 @@ async def test_item2_new_leaf_notification_never_parses_markup(tmp_path: Path, b
         await pilot.pause(0.1)
         assert_screen_safe(app)
         assert app.is_running  # a parsed `[@click=app.quit]` would be an action; broken markup a crash
+
+
+def test_item7_json_safe_escapes_every_unsafe_character_and_nothing_else() -> None:
+    from pitree.session.text import UNSAFE_RANGES, json_safe
+
+    unsafe = "".join(chr(c) for lo, hi in UNSAFE_RANGES for c in range(lo, hi + 1))
+    kept = "é → ✓ 日本 😀 \u00a0 … — [bold]"
+    raw = orjson.dumps({unsafe + kept: [unsafe, kept]})
+    safe = json_safe(raw)
+    assert orjson.loads(safe) == orjson.loads(raw)
+    text = safe.decode()
+    assert not unsafe_chars(text), unsafe_chars(text)
+    assert kept in text  # only the unsafe ones are escaped
+    plain = orjson.dumps({"a": kept})
+    assert json_safe(plain) is plain
