@@ -163,7 +163,9 @@ class SessionIndex:
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        for attempt in range(2):
+        deadline = time.monotonic() + self.busy_timeout
+        rebuilt = False
+        while True:
             # Session text is private: the database (and SQLite's -wal/-shm, which copy its mode) is the user's only.
             try:
                 os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
@@ -175,10 +177,17 @@ class SessionIndex:
                 return conn
             except (sqlite3.DatabaseError, _Rebuild) as exc:
                 conn.close()
-                if attempt or is_busy(exc):  # a locked index is another process's, not a broken one
+                if is_busy(exc):
+                    # Another process's, not a broken one. Switching a new database to WAL (or recovering one)
+                    # answers "locked" without SQLite's own wait: wait here, up to the same timeout.
+                    if time.monotonic() >= deadline:
+                        raise
+                    time.sleep(0.02)
+                    continue
+                if rebuilt:
                     raise
+                rebuilt = True
                 self._delete_files()
-        raise AssertionError("unreachable")
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA journal_mode = WAL")
