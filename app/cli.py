@@ -23,6 +23,7 @@ import orjson
 from . import __version__
 from .session.gcpause import keep_out_of_collections
 from .session.layout import FILTERS, build_layout, stream_layout
+from .session.text import json_safe, make_safe
 from .session.tree import SessionTree
 from .store.session_file import EntryReader, SessionFileError, load_session_fast
 
@@ -41,7 +42,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _emit_json(data: Any) -> None:
-    out = orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS)
+    out = json_safe(orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS))
     sys.stdout.buffer.write(out)
     sys.stdout.buffer.flush()
 
@@ -87,7 +88,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
         out = sys.stdout.buffer
         # Rows are made as they are written: the row list of a big session never exists whole.
         for piece in tree_report_json(tree, stream_layout(tree, args.filter, args.search or "")):
-            out.write(piece)
+            out.write(json_safe(piece))
         out.flush()
     else:
         from .textout import print_tree
@@ -241,9 +242,8 @@ def serve_app(target: Path | None, session_dir: str | None, port: int) -> int:
 
     command: list[str] = [str(target.resolve())] if target is not None else []
     if session_dir is not None:
-        command += ["--session-dir", session_dir]
-    print(f"pitree: serving on http://127.0.0.1:{port} (Ctrl+C stops)", file=sys.stderr)
-    try:
+        command += ["--session-dir", os.path.abspath(session_dir)]
+    try:  # the server prints the one "serving … on URL" line, the URL with this run's secret
         serve(command, port, title=f"pitree — {target.name}" if target is not None else "pitree — sessions")
     except ServeError as exc:
         raise CliError(str(exc)) from None
@@ -349,8 +349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if target is not None:
             return open_explorer(target)
         return open_browser(args.session_dir)
-    except CliError as exc:
-        print(f"pitree: error: {exc}", file=sys.stderr)
+    except CliError as exc:  # messages quote ids and paths from the files: one line, nothing raw
+        print(f"pitree: error: {make_safe(str(exc), keep_newlines=False)}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         # `pitree tree FILE | head` closes the pipe early; that is not an error.
@@ -362,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if not isinstance(exc, WriteError):
             raise
-        print(f"pitree: error: {exc}", file=sys.stderr)
+        print(f"pitree: error: {make_safe(str(exc), keep_newlines=False)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

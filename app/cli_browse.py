@@ -36,7 +36,7 @@ import orjson
 
 from .cli import CliError
 from .session.summary_info import SessionInfo, thread_sessions
-from .session.text import human_size, make_safe
+from .session.text import human_size, json_safe, make_safe
 from .store.catalog import (
     cwd_folder_name,
     find_session_files,
@@ -45,15 +45,16 @@ from .store.catalog import (
     read_header,
     sessions_root,
 )
-from .store.session_index import SearchHit, SessionIndex
+from .store.session_index import SearchHit, SessionIndex, is_busy
 
 TITLE_MAX = 72
 PROGRESS_AFTER = 0.3  # seconds of indexing before progress is shown (a warm refresh shows nothing)
+BUSY_WAIT = 2.0  # seconds to wait for another process's lock on the index before reading the files directly
 _ID_PREFIX = re.compile(r"[0-9a-fA-F][0-9a-fA-F-]{0,35}")
 
 
 def _emit_json(data: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE))
+    sys.stdout.buffer.write(json_safe(orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)))
     sys.stdout.buffer.flush()
 
 
@@ -107,15 +108,26 @@ def list_sessions(
     """(root, sessions in Pi's threaded order with depth, files that failed) after refreshing the index."""
     root, folder, cwd = _scope(session_dir, all_)
     own = index is None
-    idx = index or SessionIndex()
+    idx = index or SessionIndex(busy_timeout=BUSY_WAIT)
     try:
         _refreshed(idx, folder)
         infos = idx.sessions(cwd=cwd, root=folder)
         errors = idx.errors(root=folder)
+    except Exception as exc:
+        if not is_busy(exc):
+            raise
+        from .store.direct_scan import list_files
+
+        _busy_note("listing")
+        infos, errors = list_files(find_session_paths(folder), cwd)
     finally:
         if own:
             idx.close()
     return root, thread_sessions(infos), errors
+
+
+def _busy_note(doing: str) -> None:
+    print(f"pitree: index busy (another process holds it): {doing} the files directly", file=sys.stderr)
 
 
 def _info_json(s: SessionInfo, depth: int) -> dict[str, Any]:
@@ -229,10 +241,17 @@ def search_sessions(
     """(root, hits) after refreshing the index; ValueError for a bad query."""
     root, folder, cwd = _scope(session_dir, all_)
     own = index is None
-    idx = index or SessionIndex()
+    idx = index or SessionIndex(busy_timeout=BUSY_WAIT)
     try:
         _refreshed(idx, folder)
         return root, idx.search(query, limit=limit, cwd=cwd, root=folder)
+    except Exception as exc:
+        if not is_busy(exc):
+            raise
+        from .store.direct_scan import search_files
+
+        _busy_note("searching")
+        return root, search_files(find_session_paths(folder), query, limit, cwd)
     finally:
         if own:
             idx.close()
@@ -327,9 +346,18 @@ def resolve_session_arg(arg: str, session_dir: str | None = None) -> Path | None
     # Fast path: Pi names files after the session id, so most lookups need only a few headers.
     found = [(p, str(h["id"]), h.get("cwd")) for p, h in _candidates_by_name(files, arg)]
     if not found:
-        with SessionIndex() as index:
-            _refreshed(index, root)
-            found = [(s.path, s.id, s.cwd) for s in index.by_id_prefix(arg, root=root)]
+        try:
+            with SessionIndex(busy_timeout=BUSY_WAIT) as index:
+                _refreshed(index, root)
+                found = [(s.path, s.id, s.cwd) for s in index.by_id_prefix(arg, root=root)]
+        except Exception as exc:
+            if not is_busy(exc):
+                raise
+            from .store.direct_scan import list_files
+
+            _busy_note("looking the id up in")
+            infos, _ = list_files(find_session_paths(root))
+            found = [(s.path, s.id, s.cwd) for s in infos if s.id.lower().startswith(arg.lower())]
     if not found:
         return None
     local = [f for f in found if f[2] == cwd]

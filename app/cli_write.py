@@ -14,6 +14,7 @@ import orjson
 
 from .session.load import migrate_entry
 from .session.parse import parse_line
+from .session.text import json_safe, make_safe
 from .session.tree import SessionTree
 from .store.append import AppendError, append_line, rewrite_atomically
 from .store.guard import write_warnings
@@ -31,7 +32,7 @@ def _confirm(question: str, yes: bool) -> None:
         return
     if not sys.stdin.isatty():
         raise WriteError(f"{question} — refusing without --yes (stdin is not a terminal)")
-    answer = input(f"{question} [y/N] ").strip().lower()
+    answer = input(f"{make_safe(question, keep_newlines=False)} [y/N] ").strip().lower()
     if answer not in ("y", "yes"):
         raise WriteError("cancelled; nothing was written")
 
@@ -73,7 +74,7 @@ def _prepare_file(path: Path, args: argparse.Namespace) -> tuple[SessionTree, in
             backup = rewrite_atomically(path, migrated_bytes(path), expect_size=size)
         except AppendError as exc:
             raise WriteError(str(exc)) from None
-        print(f"pitree: migrated to version 3; backup at {backup}", file=sys.stderr)
+        print(make_safe(f"pitree: migrated to version 3; backup at {backup}", keep_newlines=False), file=sys.stderr)
         tree, _ = load_session(path)
     return tree, path.stat().st_size
 
@@ -140,7 +141,7 @@ def cmd_branch(args: argparse.Namespace) -> int:
         _print(args, result)
         return 0
     for warning in write_warnings(path):
-        print(f"pitree: warning: {warning}", file=sys.stderr)
+        print(make_safe(f"pitree: warning: {warning}", keep_newlines=False), file=sys.stderr)
     if args.summary == "none" or not plan.to_summarize:
         reason = "no summary requested" if args.summary == "none" else "nothing to summarize"
         entry = marker_entry(tree, plan, reason)
@@ -196,7 +197,7 @@ def cmd_label(args: argparse.Namespace) -> int:
 
 def _print(args: argparse.Namespace, result: dict[str, Any]) -> None:
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_APPEND_NEWLINE))
+        sys.stdout.buffer.write(json_safe(orjson.dumps(result, option=orjson.OPT_APPEND_NEWLINE)))
         return
     from rich.console import Console
 

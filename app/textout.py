@@ -268,7 +268,7 @@ def usage_tables(report: dict[str, Any]) -> Group:
     for seg in report["segments"]:
         head = Text("  " * min(seg["forks"], 12))
         head.append("• " if seg["onActivePath"] else "  ", "bold blue")
-        head.append(seg["startId"], "dim")
+        head.append_text(one_line(seg["startId"], "dim"))
         head.append(" ")
         head.append_text(one_line(seg["text"][:48]))
         if seg["holdsLeaf"]:

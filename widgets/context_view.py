@@ -123,7 +123,7 @@ class ContextScreen(Screen[str | None]):
         ctx = self.ctx
         head = Text(no_wrap=False)
         head.append("Context at ", "bold")
-        head.append(ctx.leaf.id if ctx.leaf else "(empty session)", "bold cyan")
+        head.append(make_safe(ctx.leaf.id, keep_newlines=False) if ctx.leaf else "(empty session)", "bold cyan")
         head.append(f"  ·  model {make_safe(model_label(ctx.model), keep_newlines=False)}")
         head.append(f"  ·  thinking {make_safe(str(ctx.thinking_level), keep_newlines=False)}")
         head.append(f"  ·  window {self.window:,}" if self.window else "  ·  window unknown (not in Pi's registry)")
@@ -145,11 +145,13 @@ class ContextScreen(Screen[str | None]):
         if ctx.compaction is not None:
             first = "its checkpoint and summary come" if ctx.compaction.meta and ctx.compaction.meta.get(
                 "checkpoint") else "its summary comes"
-            head.append(f"\nafter compaction {ctx.compaction.id}: {first} first", "magenta")
+            comp_id = make_safe(ctx.compaction.id, keep_newlines=False)
+            head.append(f"\nafter compaction {comp_id}: {first} first", "magenta")
             if ctx.retain_none:
                 head.append(", nothing kept (retain-none)", "magenta")
             else:
-                head.append(f", then the kept entries from {ctx.kept_from.id}" if ctx.kept_from else ", nothing kept")
+                kept = make_safe(ctx.kept_from.id, keep_newlines=False) if ctx.kept_from else ""
+                head.append(f", then the kept entries from {kept}" if kept else ", nothing kept")
             if ctx.dropped_system:
                 head.append(f"; {len(ctx.dropped_system)} system messages of the kept range dropped", "magenta")
         omitted = ctx.omitted

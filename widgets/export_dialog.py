@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pitree.session.text import make_safe
+from pitree.session.text import make_safe, name_safe
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -39,7 +39,7 @@ class ExportChoice:
 
 
 def default_name(session: Path, leaf_id: str, fmt: str) -> str:
-    return f"{session.stem}-{leaf_id}.{fmt}"
+    return name_safe(f"{session.stem}-{leaf_id}") + f".{fmt}"  # ids and names from the file: never raw in the box
 
 
 def default_folder(session: Path, fmt: str, home: Path | None = None) -> Path:

@@ -113,13 +113,13 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
         t = Text()
         t.append("target: ", "bold")
         t.append(make_safe(tree.row_text(plan.target), keep_newlines=False)[:160])
-        t.append(f"  ({plan.target.id})\n", "dim")
+        t.append(f"  ({make_safe(plan.target.id, keep_newlines=False)})\n", "dim")
         t.append("new leaf: ", "bold")
         if plan.new_leaf is None:
             t.append("before the first entry (the next message starts a new root)\n")
         else:
             t.append(make_safe(tree.row_text(plan.new_leaf), keep_newlines=False)[:160])
-            t.append(f"  ({plan.new_leaf.id})\n", "dim")
+            t.append(f"  ({make_safe(plan.new_leaf.id, keep_newlines=False)})\n", "dim")
         if plan.needs_editor_text:
             t.append("its text goes back to Pi's editor: ", "bold")
             t.append(make_safe(self.text_for_editor or "…", keep_newlines=False)[:300] + "\n")

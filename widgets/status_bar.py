@@ -64,9 +64,10 @@ class StatusBar(Widget):
             parts.append((f"{s.skipped} skipped (s)", "yellow", 1))
         parts.append(("follow " + ("on" if s.follow else "off"), "green" if s.follow else "dim", 0))
         if s.matches:
-            parts.append((s.matches, "bold cyan", 0))
+            parts.append((make_safe(s.matches, keep_newlines=False), "bold cyan", 0))
         if s.file_state:
-            parts.append((s.file_state, "bold red" if "deleted" in s.file_state else "bold yellow", 0))
+            state_style = "bold red" if "deleted" in s.file_state else "bold yellow"
+            parts.append((make_safe(s.file_state, keep_newlines=False), state_style, 0))
         file = make_safe(s.file, keep_newlines=False)
         name = make_safe(s.name, keep_newlines=False) if s.name else ""
 

@@ -24,7 +24,7 @@ import orjson
 from .. import __version__
 from ..session.context import build_context, model_label
 from ..session.entries import Node
-from ..session.text import as_str, format_tool_call, js_string
+from ..session.text import as_str, cut_huge, format_tool_call, js_string
 from ..session.tree import SessionTree
 from ..store.session_file import EntryReader, SessionFileError
 
@@ -375,7 +375,7 @@ def build_document(tree: SessionTree, reader: EntryReader, leaf: Node | None, th
     leaf = leaf if leaf is not None else tree.leaf
     path = tree.branch(leaf)
     try:
-        entries = reader.entries(path)
+        entries = reader.entries(path, shape=cut_huge)  # a 200 MB tool result is exported cut, with its size
     except SessionFileError as exc:
         raise ExportError(str(exc)) from None
     header = tree.header or {}

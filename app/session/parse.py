@@ -171,14 +171,26 @@ def line_blocks(fh: IO[bytes], start: int, stop: int | None, chunk_size: int) ->
     complete lines it finished (b"" when none) and the offset read up to. Bytes after the last newline wait for
     the next read; at the end they are left out (a torn line that may still be being written)."""
     fh.seek(start)
-    pending = b""
+    # Where the line not finished yet starts. A line longer than a chunk is not kept in pieces: once its newline
+    # is read it is read again whole, one allocation (joining the pieces at every read copied a 200 MB line 200
+    # times, 37 s; keeping them and joining once held it twice).
+    line_start = start
     pos = start
     while stop is None or pos < stop:
         chunk = fh.read(chunk_size if stop is None else min(chunk_size, stop - pos))
         if not chunk:
             return
-        pos += len(chunk)
-        data = pending + chunk if pending else chunk
-        cut = data.rfind(b"\n") + 1
-        pending = data[cut:]
-        yield data[:cut], pos
+        chunk_start, pos = pos, pos + len(chunk)
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            yield b"", pos
+            continue
+        if line_start == chunk_start:
+            data = chunk[:cut] if cut < len(chunk) else chunk
+        else:
+            del chunk
+            fh.seek(line_start)
+            data = fh.read(chunk_start + cut - line_start)
+            fh.seek(pos)
+        line_start = chunk_start + cut
+        yield data, pos

@@ -80,8 +80,11 @@ class EntryReader:
             raise SessionFileError(f"{self.path}: line {node.line} no longer parses ({why}); the file changed")
         return migrate_entry(obj, node, self.tree)
 
-    def entries(self, nodes: list[Node]) -> list[dict[str, Any]]:
-        """Several entries with one open of the file, in the order given."""
+    def entries(
+        self, nodes: list[Node], shape: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
+        """Several entries with one open of the file, in the order given; each passed through `shape` (e.g.
+        `cut_huge`) as it is read, so only one full entry is in memory at a time."""
         out: list[dict[str, Any]] = []
         try:
             with open(self.path, "rb") as fh:
@@ -92,7 +95,8 @@ class EntryReader:
                         raise SessionFileError(
                             f"{self.path}: line {node.line} no longer parses ({why}); the file changed"
                         )
-                    out.append(migrate_entry(obj, node, self.tree))
+                    entry = migrate_entry(obj, node, self.tree)
+                    out.append(shape(entry) if shape is not None else entry)
         except OSError as exc:
             raise SessionFileError(f"{self.path}: {exc.strerror or exc}") from None
         return out

@@ -11,7 +11,10 @@ table of the texts search looks at, updated incrementally from the files on disk
 - WAL journal: readers never wait for a refresh. Each thread gets its own connection (created on first use,
   `check_same_thread=False` only so that `close()` can close them all), so a Textual thread worker may run
   `refresh` while the UI thread calls `sessions()` on the same `SessionIndex`. Writes are one `BEGIN IMMEDIATE`
-  transaction per batch of files; two processes refreshing at once serialize on SQLite's lock (30 s timeout).
+  transaction per batch of files; two processes refreshing at once serialize on SQLite's lock (`busy_timeout`,
+  30 s; the CLI waits less and searches the files directly when the index stays busy: `is_busy`).
+- A new database's schema is created under the write lock, after checking again that no other process created
+  it first: two processes creating the index at once both use the one database.
 - The database is created mode 0600: it holds session text.
 - `PRAGMA user_version` is the schema version: another version, or a file that is not a database, is deleted and
   rebuilt.
@@ -138,8 +141,9 @@ def _under(path: str, root: str) -> bool:
 class SessionIndex:
     """The sessions index (see the module docstring). Safe to share between threads."""
 
-    def __init__(self, db_path: Path | None = None) -> None:
+    def __init__(self, db_path: Path | None = None, busy_timeout: float = 30.0) -> None:
         self.path = Path(db_path) if db_path is not None else index_path()
+        self.busy_timeout = busy_timeout
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -159,22 +163,31 @@ class SessionIndex:
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        for attempt in range(2):
+        deadline = time.monotonic() + self.busy_timeout
+        rebuilt = False
+        while True:
             # Session text is private: the database (and SQLite's -wal/-shm, which copy its mode) is the user's only.
             try:
                 os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
             except FileExistsError:
                 pass
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
             try:
                 self._prepare(conn)
                 return conn
-            except (sqlite3.DatabaseError, _Rebuild):
+            except (sqlite3.DatabaseError, _Rebuild) as exc:
                 conn.close()
-                if attempt:
+                if is_busy(exc):
+                    # Another process's, not a broken one. Switching a new database to WAL (or recovering one)
+                    # answers "locked" without SQLite's own wait: wait here, up to the same timeout.
+                    if time.monotonic() >= deadline:
+                        raise
+                    time.sleep(0.02)
+                    continue
+                if rebuilt:
                     raise
+                rebuilt = True
                 self._delete_files()
-        raise AssertionError("unreachable")
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA journal_mode = WAL")
@@ -184,12 +197,15 @@ class SessionIndex:
             conn.execute("SELECT sid FROM sessions LIMIT 1").fetchall()
             conn.execute("SELECT rowid FROM docs LIMIT 1").fetchall()
             return
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if version != 0 or tables:
-            raise _Rebuild(f"index schema {version}, expected {SCHEMA_VERSION}")
+        # Decided under the write lock: read outside it, another process's schema committed between reading the
+        # version and counting the tables looked like a foreign database, and deleting it broke that process.
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:  # another process was first
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                if version != 0 or tables:
+                    raise _Rebuild(f"index schema {version}, expected {SCHEMA_VERSION}")
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         conn.execute(statement)
@@ -500,6 +516,11 @@ class SessionIndex:
             row = conn.execute(fetch, (rowid,)).fetchone()
             if row is not None:
                 yield rowid >> SID_SHIFT, row[0], row[1], row[2]
+
+
+def is_busy(exc: BaseException) -> bool:
+    """SQLite gave up waiting for another process's lock on the index."""
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
 
 
 def _info(row: tuple[Any, ...]) -> SessionInfo:

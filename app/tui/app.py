@@ -210,7 +210,7 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
             self._entry_timer.stop()
         self.tree_view.forget_tree()
         self.query_one(EntryView).forget()
-        self.title = f"pitree — {path.name}"
+        self.title = f"pitree — {make_safe(path.name, keep_newlines=False)}"
         self.query_one(StatusBar).status = Status(file=path.name)
         self.query_one("#panes").display = False
         self.query_one("#loading").display = True

@@ -1,14 +1,16 @@
-"""`ExplorerBase`: what `PitreeApp` and its mixins (`writing.py`, `screens.py`) share: the open session's state
-and the tree view."""
+"""`ExplorerBase`: what `PitreeApp` and its mixins (`writing.py`, `screens.py`) share: the open session's state,
+the tree view, and notifications that never parse markup."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader
 from pitree.widgets.tree_view import TreeView
 from textual.app import App
+from textual.notifications import SeverityLevel
 
 
 class ExplorerBase(App[int]):
@@ -19,3 +21,22 @@ class ExplorerBase(App[int]):
     @property
     def tree_view(self) -> TreeView:
         return self.query_one(TreeView)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification (widgets' and screens' go through here) as plain text: they quote ids, names and
+        paths from session files, and a `[@click=app.quit]` in one must be neither parsed nor clickable."""
+        super().notify(
+            make_safe(str(message)),
+            title=make_safe(str(title), keep_newlines=False),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )

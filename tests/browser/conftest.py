@@ -8,12 +8,14 @@ by skipping. Helpers `terminal_text` / `wait_for_terminal_text` read textual-ser
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,22 +164,43 @@ SERVE = [sys.executable, "-m", "pitree.cli", "--serve"]
 @pytest.fixture
 def served_app(demo_copy: Path, tmp_path: Path) -> Iterator[ServedApp]:
     """The demo copy served on a free 127.0.0.1 port; the server and every app it started die at teardown."""
+    with serving(demo_copy, tmp_path) as app:
+        yield app
+
+
+@contextmanager
+def serving(
+    session: Path,
+    tmp_path: Path,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    server: list[str] = SERVE,
+) -> Iterator[ServedApp]:
+    """`pitree --serve --port P SESSION` run from `cwd`, until its printed URL (with the run's secret) is known."""
     port = free_port()
     log = tmp_path / "serve.log"
     with log.open("wb") as out:
         # Own process group: the app subprocesses textual-serve spawns per tab are killed with it.
         proc = subprocess.Popen(
-            [*SERVE, "--port", str(port), str(demo_copy)], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            [*server, "--port", str(port), str(session)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=cwd,
+            env=env,
         )
     try:
         deadline = time.monotonic() + 30
-        while not port_answers(port):
+        url = None
+        while url is None:
+            found = re.search(rf"http://127\.0\.0\.1:{port}/[A-Za-z0-9_-]+/", log.read_text(errors="replace"))
+            url = found.group() if found and port_answers(port) else None
             if proc.poll() is not None:
                 raise AssertionError(f"server exited with {proc.returncode}:\n{log.read_text(errors='replace')}")
             if time.monotonic() > deadline:
                 raise AssertionError(f"server did not listen on {port}:\n{log.read_text(errors='replace')}")
             time.sleep(0.05)
-        yield ServedApp(f"http://127.0.0.1:{port}/", port, demo_copy, proc, log)
+        yield ServedApp(url, port, session, proc, log)
     finally:
         if proc.poll() is None:
             proc.terminate()  # SIGTERM: textual-serve shuts down gracefully and tells its apps to quit

@@ -112,7 +112,7 @@ def test_bad_arguments(
 def test_the_command_is_this_interpreter_with_quoted_paths(tmp_path: Path) -> None:
     odd = tmp_path / "it's a $HOME; rm -rf `x`.jsonl"
     command = serve_mod.app_command([str(odd)])
-    assert shlex.split(command) == [sys.executable, "-m", "pitree.cli", str(odd)]
+    assert shlex.split(command) == [sys.executable, "-P", "-m", "pitree.cli", str(odd)]  # -P: not the cwd's pitree
     with pytest.raises(serve_mod.ServeError):
         serve_mod.app_command(["--serve", str(odd)])
 
