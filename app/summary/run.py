@@ -41,11 +41,15 @@ def prepare_job(
     return SummaryJob(entries, prepare_branch_entries(entries, token_budget(context_window, reserve)))
 
 
+def no_content() -> tuple[str, list[str], list[str]]:
+    """Pi 1.6 when no message survives preparation: this literal, no preamble, empty file lists, still written."""
+    return NO_CONTENT, [], []
+
+
 def extractive_summary(job: SummaryJob) -> tuple[str, list[str], list[str]]:
     """(summary text with Pi's preamble and file lists, read files, modified files)."""
     if job.empty:
-        read, modified = job.prepared.file_ops.lists()
-        return NO_CONTENT, read, modified
+        return no_content()
     # The budgeted messages are what a model would see; the extractive pass reads the same window.
     kept = {id(m) for m in job.prepared.messages}
     window = [e for e in job.entries if id(e.get("message")) in kept or e.get("type") != "message"]
