@@ -7,7 +7,11 @@ POST /v1/chat/completions (OpenAI chat completions) and POST /v1/messages (Anthr
 - `status(code, message)`: an error status with the provider's JSON error body;
 - `hang(after=None)`: no answer at all, or `after` pieces and then nothing, until the client goes away;
 - `disconnect(after)`: `after` pieces, then the socket is cut in the middle of the chunked body;
-- `error_event(after)`: `after` pieces, then the provider's in-stream error.
+- `error_event(after)`: `after` pieces, then the provider's in-stream error;
+- `garbage(after)`: `after` pieces, then a `data:` line that is not JSON, then the rest;
+- `status(429, retry_after="0")`: an error status with a Retry-After header.
+
+Streamed answers report usage (OpenAI: a last chunk with `usage`; Anthropic: message_start/message_delta).
 
 Every request is recorded (`requests`: path, lower-cased headers, JSON body). While waiting (hang, delays)
 the server watches the socket, and when a client closes a connection before its answer is complete,
@@ -26,7 +30,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-Kind = Literal["ok", "status", "hang", "disconnect", "error_event"]
+Kind = Literal["ok", "status", "hang", "disconnect", "error_event", "garbage"]
 
 _ANTHROPIC_ERROR_TYPES = {
     400: "invalid_request_error",
@@ -48,14 +52,23 @@ class Behaviour:
     status: int = 200
     message: str = ""
     after: int | None = None
+    retry_after: str | None = None
+    finish: str = "stop"
 
 
-def ok(text: str = "Hello from the fake model.", chunks: int = 3, delay: float = 0.0) -> Behaviour:
-    return Behaviour("ok", text=text, chunks=chunks, delay=delay)
+def ok(
+    text: str = "Hello from the fake model.", chunks: int = 3, delay: float = 0.0, finish: str = "stop"
+) -> Behaviour:
+    """`finish="length"`: the answer ends as cut by the output limit."""
+    return Behaviour("ok", text=text, chunks=chunks, delay=delay, finish=finish)
 
 
-def status(code: int, message: str = "") -> Behaviour:
-    return Behaviour("status", status=code, message=message or f"scripted HTTP {code}")
+def status(code: int, message: str = "", retry_after: str | None = None) -> Behaviour:
+    return Behaviour("status", status=code, message=message or f"scripted HTTP {code}", retry_after=retry_after)
+
+
+def garbage(after: int = 1, text: str = "one two three four") -> Behaviour:
+    return Behaviour("garbage", text=text, chunks=4, after=after)
 
 
 def hang(after: int | None = None, text: str = "one two three four") -> Behaviour:
@@ -156,7 +169,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._wait(state, None)
             return
         if b.kind == "status":
-            self._json(b.status, _error_body(proto, b.status, b.message))
+            extra = {"Retry-After": b.retry_after} if b.retry_after is not None else {}
+            self._json(b.status, _error_body(proto, b.status, b.message), extra)
             return
         pieces = split(b.text, b.chunks)
         if not body.get("stream"):
@@ -167,13 +181,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Connection", "close")
         self.end_headers()
-        events = _stream_events(proto, model, pieces)
+        events = _stream_events(proto, model, pieces, b.finish)
         head, deltas, tail = events
         self._events(head)
         limit = b.after if b.kind in ("hang", "disconnect", "error_event") else len(deltas)
         for i, event in enumerate(deltas[:limit]):
             if i and b.delay:
                 self._wait(state, b.delay)
+            if b.kind == "garbage" and i == b.after:
+                self._chunk(b"data: <html>502 Bad Gateway</html>\n\n")
             self._events([event])
         if b.kind == "hang":
             self._wait(state, None)
@@ -187,9 +203,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._events(tail)
         self._chunk(b"")
 
-    def _json(self, code: int, payload: dict[str, Any]) -> None:
+    def _json(self, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(code)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Connection", "close")
@@ -266,7 +284,9 @@ def _full_body(proto: str, model: str, text: str) -> dict[str, Any]:
 Event = tuple[str | None, str]
 
 
-def _stream_events(proto: str, model: str, pieces: list[str]) -> tuple[list[Event], list[Event], list[Event]]:
+def _stream_events(
+    proto: str, model: str, pieces: list[str], finish: str = "stop"
+) -> tuple[list[Event], list[Event], list[Event]]:
     """(opening events, one event per text piece, closing events) of a streamed answer."""
     if proto == "openai":
 
@@ -281,10 +301,18 @@ def _stream_events(proto: str, model: str, pieces: list[str]) -> tuple[list[Even
                 }
             )
 
+        usage = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
         return (
             [chunk({"role": "assistant", "content": ""})],
             [chunk({"content": p}) for p in pieces],
-            [chunk({}, "stop"), (None, "[DONE]")],
+            [chunk({}, finish), (None, json.dumps(usage)), (None, "[DONE]")],
         )
 
     def event(name: str, payload: dict[str, Any]) -> Event:
@@ -314,7 +342,10 @@ def _stream_events(proto: str, model: str, pieces: list[str]) -> tuple[list[Even
         event("content_block_stop", {"index": 0}),
         event(
             "message_delta",
-            {"delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 5}},
+            {
+                "delta": {"stop_reason": "max_tokens" if finish == "length" else "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 5},
+            },
         ),
         event("message_stop", {}),
     ]

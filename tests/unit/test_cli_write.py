@@ -54,7 +54,7 @@ def test_model_summary_is_wrapped_like_pi(demo: Path, provider: str) -> None:
     ("behaviour", "message"),
     [
         (status(401, "bad key"), "authentication"),
-        (status(429, "slow down"), "rate"),
+        (status(429, "slow down", retry_after="0"), "rate"),
         (status(500), "HTTP 500"),
         (hang(), "no answer"),
     ],
@@ -68,7 +68,9 @@ def test_model_errors_write_nothing(demo: Path, behaviour, message: str) -> None
     assert out.returncode == 1 and demo.read_bytes() == before
     err = out.stderr.decode()
     assert message.lower() in err.lower() and "nothing written" in err and "sk-test-secret" not in err
-    assert len(err.strip().splitlines()) == 1
+    lines = err.strip().splitlines()
+    retries = [ln for ln in lines if "rate limited; retry" in ln]
+    assert len(retries) == (3 if message == "rate" else 0) and len(lines) == 1 + len(retries)
 
 
 def test_v1_file_needs_consent_then_migrates_with_backup(tmp_path: Path) -> None:

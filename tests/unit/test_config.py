@@ -41,7 +41,7 @@ def load(
 def test_defaults_without_file_or_environment(tmp_path: Path) -> None:
     config = load(tmp_path)
     got = (config.summarizer, config.model, config.timeout, config.context_window, config.reserve_tokens)
-    assert got == ("extractive", None, 60.0, 128000, 16384)
+    assert got == ("auto", None, 60.0, 128000, 16384)
     assert config.openai_api_key is None and config.anthropic_base_url is None
     assert config.path is None and config.warnings == []
 
@@ -67,7 +67,8 @@ api_key = "ak"
 model = "claude-x"
 """,
     )
-    assert dataclasses.asdict(config) | {"path": None, "warnings": []} == {
+    assert set(config.sources.values()) == {str(tmp_path / "config.toml")} and len(config.sources) == 11
+    assert dataclasses.asdict(config) | {"path": None, "warnings": [], "sources": {}} == {
         "summarizer": "openai",
         "model": "llama3.1",
         "timeout": 12.0,
@@ -81,6 +82,7 @@ model = "claude-x"
         "anthropic_model": "claude-x",
         "path": None,
         "warnings": [],
+        "sources": {},
     }
     assert config.path == tmp_path / "config.toml" and isinstance(config.timeout, float)
 
@@ -89,7 +91,7 @@ FILE = 'summarizer = "anthropic"\nmodel = "file-model"\ntimeout = 10\n[openai]\n
 
 # (file, env, overrides, expected settings): flags > env > file > defaults, field by field.
 PRECEDENCE: list[tuple[str | None, dict[str, str], dict[str, object], dict[str, Any]]] = [
-    (None, {}, {}, {"summarizer": "extractive", "model": None, "timeout": 60.0, "openai_api_key": None}),
+    (None, {}, {}, {"summarizer": "auto", "model": None, "timeout": 60.0, "openai_api_key": None}),
     (FILE, {}, {}, {"summarizer": "anthropic", "model": "file-model", "timeout": 10.0, "openai_api_key": "file-key"}),
     (
         FILE,

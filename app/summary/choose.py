@@ -1,0 +1,114 @@
+"""Which summarizer a jump uses, from pitree's settings (flags > environment > config file) and, for `auto`
+and `pi`, Pi's own agent folder (the session's provider and model; see `pi_agent`).
+
+`auto` (the default): a model pitree's config file sets up, else the model Pi would use when Pi's folder
+makes it usable, else the offline extractive summary, with the reason. A model chosen by `auto` needs the
+user's consent before session text is sent (`Choice.needs_consent`); naming it (`openai`, `anthropic`, `pi`)
+is consent. Errors are one line (BackendError).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .backends.base import Backend, BackendError
+from .pi_agent import NeedsCommand, PiAgentError, pi_model
+
+
+@dataclass
+class Choice:
+    name: str  # extractive | none | openai | anthropic | pi
+    backend: Backend | None = None
+    where: str = ""  # "provider/model at URL", for the consent question and the status line
+    note: str = ""  # why no model is used, when `auto` fell back to extractive
+    needs_consent: bool = False
+    context_window: int = 128000
+    reserve_tokens: int = 16384
+    max_tokens: int = 2048
+    command: NeedsCommand | None = None  # the key is a `!command` the user has not allowed yet
+
+    @property
+    def is_model(self) -> bool:
+        return self.backend is not None
+
+
+def session_model(tree: Any) -> tuple[str | None, str | None]:
+    """The session's current provider and model (Pi's buildSessionContext model at the leaf)."""
+    from ..session.context import build_context
+
+    model = build_context(tree, None).model if tree is not None and tree.leaf is not None else None
+    if not isinstance(model, dict):
+        return None, None
+    provider, model_id = model.get("provider"), model.get("modelId")
+    return (provider if isinstance(provider, str) else None), (model_id if isinstance(model_id, str) else None)
+
+
+def _pi_choice(
+    config: Any, tree: Any, env: Mapping[str, str], allow_command: bool, consent: bool
+) -> Choice:
+    from ..config import Config
+
+    assert isinstance(config, Config)
+    provider, model = session_model(tree)
+    cwd = tree.header.get("cwd") if tree is not None and isinstance(tree.header, dict) else None
+    pm = pi_model(provider, config.model or model, env, cwd if isinstance(cwd, str) else None, allow_command)
+    window = pm.context_window or 128000
+    # pitree's own settings win over Pi's where the user set them.
+    if "context_window" in config.sources:
+        window = config.context_window
+    reserve = config.reserve_tokens if "reserve_tokens" in config.sources else pm.reserve_tokens
+    if reserve >= window:
+        raise BackendError(f"reserve tokens ({reserve}) must be smaller than the context window ({window})")
+    if pm.api == "anthropic-messages":
+        from .backends.anthropic_backend import AnthropicBackend
+
+        backend: Backend = AnthropicBackend(pm.api_key, pm.base_url, pm.model, config.timeout, headers=pm.headers)
+    else:
+        from .backends.openai_backend import OpenAIBackend
+
+        backend = OpenAIBackend(pm.api_key, pm.base_url, pm.model, config.timeout, headers=pm.headers)
+    max_tokens = min(pm.max_tokens or 2048, 2048)
+    where = f"{pm.provider}/{pm.model} at {pm.base_url} (key from {pm.key_from})"
+    return Choice("pi", backend, where, "", not consent, window, reserve, max_tokens)
+
+
+def choose(
+    config: Any, tree: Any = None, env: Mapping[str, str] | None = None, allow_command: bool = False
+) -> Choice:
+    """The summarizer for `config.summarizer`; BackendError when a named one cannot be used."""
+    from ..config import ConfigError, configured_provider, make_backend
+
+    env = os.environ if env is None else env
+    name = config.summarizer
+    base = {"context_window": config.context_window, "reserve_tokens": config.reserve_tokens}
+    if name in ("extractive", "none"):
+        return Choice(name, **base)
+    if name == "auto":
+        own = configured_provider(config)
+        if own is not None:
+            backend = make_backend(replace(config, summarizer=own))
+            return Choice(own, backend, _where(backend), needs_consent=True, **base)
+        try:
+            return _pi_choice(config, tree, env, allow_command, consent=False)
+        except NeedsCommand as exc:
+            return Choice("extractive", note=str(exc), command=exc, **base)
+        except (PiAgentError, BackendError, ConfigError) as exc:
+            return Choice("extractive", note=f"no model summary: {exc}", **base)
+    if name == "pi":
+        try:
+            return _pi_choice(config, tree, env, allow_command, consent=True)
+        except NeedsCommand as exc:
+            return Choice("pi", note=str(exc), command=exc, **base)
+        except PiAgentError as exc:
+            raise BackendError(f"pi: {exc}") from None
+    backend = make_backend(config)
+    return Choice(name, backend, _where(backend), **base)
+
+
+def _where(backend: Backend) -> str:
+    from .backends.base import display_url
+
+    return f"{backend.name}/{backend.model} at {display_url(getattr(backend, 'base_url', ''))}"
