@@ -46,9 +46,7 @@ def session_model(tree: Any) -> tuple[str | None, str | None]:
     return (provider if isinstance(provider, str) else None), (model_id if isinstance(model_id, str) else None)
 
 
-def _pi_choice(
-    config: Any, tree: Any, env: Mapping[str, str], allow_command: bool, consent: bool
-) -> Choice:
+def _pi_choice(config: Any, tree: Any, env: Mapping[str, str], allow_command: bool, consent: bool) -> Choice:
     from ..config import Config
 
     assert isinstance(config, Config)
@@ -75,9 +73,7 @@ def _pi_choice(
     return Choice("pi", backend, where, "", not consent, window, reserve, max_tokens)
 
 
-def choose(
-    config: Any, tree: Any = None, env: Mapping[str, str] | None = None, allow_command: bool = False
-) -> Choice:
+def choose(config: Any, tree: Any = None, env: Mapping[str, str] | None = None, allow_command: bool = False) -> Choice:
     """The summarizer for `config.summarizer`; BackendError when a named one cannot be used."""
     from ..config import ConfigError, configured_provider, make_backend
 

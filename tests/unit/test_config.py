@@ -300,3 +300,69 @@ def test_replace_keeps_working(tmp_path: Path) -> None:
     # The jump dialog switches summarizer with dataclasses.replace.
     config = load(tmp_path, env={"OPENAI_API_KEY": KEY})
     assert dataclasses.replace(config, summarizer="openai").openai_api_key == KEY
+
+
+# ---- Pi's agent folder (app/summary/pi_agent.py) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("plain-key", "plain-key"),
+        ("MY_KEY", "MY_KEY"),  # a bare name is a literal
+        ("$MY_KEY", "from-env"),
+        ("${MY_KEY}-x", "from-env-x"),
+        ("a$$b$!c", "a$b!c"),
+        ("$UNSET_VAR", None),
+        ("${not a name}", "${not a name}"),
+        ("cost $5", "cost $5"),
+    ],
+)
+def test_pi_key_values_resolve_like_pi(value: str, expected: str | None) -> None:
+    from pitree.summary.pi_agent import resolve_value
+
+    assert resolve_value(value, {"MY_KEY": "from-env"}, "test") == expected
+
+
+def test_pi_key_command_needs_consent(tmp_path: Path) -> None:
+    from pitree.summary.pi_agent import NeedsCommand, resolve_value
+
+    marker = tmp_path / "ran"
+    with pytest.raises(NeedsCommand):
+        resolve_value(f"!touch {marker}; echo k", {}, "test")
+    assert not marker.exists()
+    assert resolve_value(f"!touch {marker}; echo ' k1 '", {}, "test", allow_command=True) == "k1"
+    assert marker.exists()
+    assert resolve_value("!exit 3", {}, "test", allow_command=True) is None
+
+
+def test_pi_key_order_auth_then_models_then_env(tmp_path: Path) -> None:
+    import orjson
+    from pitree.summary.pi_agent import PiAgentError, pi_model
+
+    env = {"PI_CODING_AGENT_DIR": str(tmp_path), "ANTHROPIC_API_KEY": "from-env"}
+    assert pi_model("anthropic", "claude-x", env).api_key == "from-env"
+    (tmp_path / "models.json").write_bytes(orjson.dumps({"providers": {"anthropic": {"apiKey": "from-models"}}}))
+    assert pi_model("anthropic", "claude-x", env).api_key == "from-models"
+    (tmp_path / "auth.json").write_bytes(orjson.dumps({"anthropic": {"type": "api_key", "key": "from-auth"}}))
+    got = pi_model("anthropic", "claude-x", env)
+    assert got.api_key == "from-auth" and "from-auth" not in repr(got) and got.context_window is None
+    (tmp_path / "auth.json").write_bytes(orjson.dumps({"anthropic": {"type": "oauth", "access": "t"}}))
+    with pytest.raises(PiAgentError, match="OAuth"):
+        pi_model("anthropic", "claude-x", env)
+    with pytest.raises(PiAgentError, match="google-generative-ai"):
+        _google(tmp_path, env)
+    (tmp_path / "settings.json").write_bytes(
+        orjson.dumps({"defaultProvider": "openai", "defaultModel": "gpt-x", "branchSummary": {"reserveTokens": 999}})
+    )
+    got = pi_model(None, None, {**env, "OPENAI_API_KEY": "oa"})
+    assert (got.provider, got.model, got.api, got.reserve_tokens) == ("openai", "gpt-x", "openai-completions", 999)
+
+
+def _google(tmp_path: Path, env: dict[str, str]) -> None:
+    import orjson
+    from pitree.summary.pi_agent import pi_model
+
+    models = {"providers": {"google": {"api": "google-generative-ai", "baseUrl": "https://g", "apiKey": "k"}}}
+    (tmp_path / "models.json").write_bytes(orjson.dumps(models))
+    pi_model("google", "gemini", env)

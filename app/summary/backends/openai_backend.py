@@ -124,9 +124,7 @@ class OpenAIBackend:
             # want max_tokens.
             if "max_completion_tokens" not in error_detail(exc.body):
                 raise
-        return await create(
-            model=self.model, messages=messages, max_completion_tokens=max_tokens, stream=True, **usage
-        )
+        return await create(model=self.model, messages=messages, max_completion_tokens=max_tokens, stream=True, **usage)
 
     def _other_error(self, exc: Exception) -> BackendError | None:
         mapped = transport_error(self.name, exc, self.base_url, self.timeout, [self._api_key])
