@@ -216,14 +216,15 @@ def prepare_branch_entries(entries: list[dict[str, Any]], token_budget: int = 0,
                 ops.read.update(f for f in read if isinstance(f, str))
             if isinstance(modified, list):
                 ops.edited.update(f for f in modified if isinstance(f, str))
-    edits: dict[Any, dict[str, Any]] = {}
+    edits: dict[str, dict[str, Any]] = {}
     for entry in entries:
-        if entry.get("type") == "context_edit":
-            edits[entry.get("targetId")] = entry
+        if entry.get("type") == "context_edit" and isinstance(entry.get("targetId"), str):
+            edits[entry["targetId"]] = entry
     messages: list[dict[str, Any]] = []
     total = 0
     for entry in reversed(entries):
-        message = message_of_entry(entry, edits.get(entry.get("id")))
+        eid = entry.get("id")
+        message = message_of_entry(entry, edits.get(eid) if isinstance(eid, str) else None)
         if message is None:
             continue
         extract_file_ops(message, ops)

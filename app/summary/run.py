@@ -13,6 +13,7 @@ from .backends import extractive
 from .jump import JumpPlan
 from .prepare import (
     SUMMARIZATION_SYSTEM_PROMPT,
+    FileOps,
     Prepared,
     build_prompt_text,
     finish_summary,
@@ -50,7 +51,10 @@ def no_content() -> tuple[str, list[str], list[str]]:
 
 
 def extractive_summary(job: SummaryJob) -> tuple[str, list[str], list[str]]:
-    """(summary text with Pi's preamble and file lists, read files, modified files)."""
+    """(summary text with Pi's preamble and file lists, read files, modified files).
+
+    Reads that never succeeded (a directory, a missing file, no result) are left out of the read files here: the offline
+    summary is pitree's own, and a person would not list them. A model summary keeps Pi's lists exactly."""
     if job.empty:
         return no_content()
     # The budgeted messages are what a model would see; the extractive pass reads the same window.
@@ -60,7 +64,11 @@ def extractive_summary(job: SummaryJob) -> tuple[str, list[str], list[str]]:
         e for e in job.entries if isinstance(e.get("message"), dict) and e["message"].get("role") == "toolResult"
     ]
     ordered = sorted(window + tool_results, key=lambda e: job.entries.index(e))
-    return finish_summary(extractive.summarize(ordered), job.prepared.file_ops)
+    ops = job.prepared.file_ops
+    failed = extractive.failed_reads(job.entries)
+    if failed:
+        ops = FileOps(ops.read - failed, ops.written, ops.edited)
+    return finish_summary(extractive.summarize(ordered), ops)
 
 
 def model_request_text(job: SummaryJob, instructions: str | None) -> tuple[str, str]:
