@@ -158,3 +158,52 @@ def test_case_11_no_content(tmp_path: Path) -> None:
     assert ours["roles"] == [] and ours["collected"] == ["r1", "m1"]
     pi = pi_prepare(path, "m1", "other", 0)
     assert pi["noContent"] == {"summary": "No content to summarize"}
+
+
+def pi_branch(path: Path, *args: str) -> dict[str, Any]:
+    node, modules = pi16()
+    out = subprocess.run(
+        [node, str(SCRIPT.with_name("pi16_branch.mjs")), str(modules), str(path), *args],
+        capture_output=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 0, out.stderr.decode()
+    return orjson.loads(out.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize(("target", "new_leaf"), [("T", "P"), ("R", None), ("A0", "A0")])
+def test_pitree_branch_writes_the_entry_pi16_writes_and_pi_continues_there(
+    tmp_path: Path, target: str, new_leaf: str | None
+) -> None:
+    """SPEC-pi1 C10 and the root case: the same keys, in Pi's order, and the same values but id and time."""
+    from tests.unit.test_cli_write import pitree
+
+    entries = [
+        user("R", None, "root request"),
+        assistant("A0", "R", "first answer", calls=(("c1", "read", {"path": "f.py"}),)),
+        tool_result("r1", "A0", "c1", text="content"),
+        user("P", "r1", "p"),
+        user("T", "P", "t"),
+        assistant("L", "T", "answer", calls=(("c2", "edit", {"path": "g.py"}),)),
+    ]
+    path = write_session(tmp_path, entries)
+    out = pitree("branch", str(path), "--to", target, "--summary", "extractive", "--yes")
+    assert out.returncode == 0, out.stderr
+    ours = orjson.loads(path.read_bytes().splitlines()[-1])
+    before = tmp_path / "before.jsonl"
+    before.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:-1]))
+    pis = pi_branch(
+        before,
+        "write",
+        "null" if new_leaf is None else new_leaf,
+        ours["summary"],
+        orjson.dumps(ours["details"]).decode(),
+    )["line"]
+    assert list(ours) == list(pis)
+    assert {k: v for k, v in ours.items() if k not in ("id", "timestamp")} == {
+        k: v for k, v in pis.items() if k not in ("id", "timestamp")
+    }
+    assert ours["parentId"] == new_leaf and ours["fromId"] == "L"
+    seen = pi_branch(path, "open")
+    assert seen == {"leafId": ours["id"], "lastRole": "branchSummary", "lastSummary": ours["summary"]}
