@@ -99,17 +99,20 @@ def _ask(question: str) -> bool:
     return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
 
 
-def _choice(args: argparse.Namespace, tree: SessionTree) -> Any:
-    """The summarizer from flags > environment > config file (> Pi's agent folder for auto); WriteError if bad."""
+def _choice(args: argparse.Namespace, tree: SessionTree, needed: bool) -> Any:
+    """The summarizer from flags > environment > config file (> Pi's agent folder for auto); WriteError if bad.
+    Without anything left behind (`needed` False) the settings are only checked: nothing is asked or run."""
     from .config import ConfigError, load_config
     from .summary.backends.base import BackendError
-    from .summary.choose import choose
+    from .summary.choose import Choice, choose
 
     overrides: dict[str, object] = {"summarizer": args.summary, "model": args.model}
     try:
         config = load_config(overrides=overrides)
         for warning in config.warnings:
             print(f"pitree: warning: {warning}", file=sys.stderr)
+        if not needed or config.summarizer == "none":
+            return Choice("none" if config.summarizer == "none" else "extractive")
         choice = choose(config, tree, allow_command=args.allow_key_command)
         if choice.command is not None and _ask(f"pitree: {choice.command}. Run it to get the key?"):
             choice = choose(config, tree, allow_command=True)
@@ -187,7 +190,7 @@ def cmd_branch(args: argparse.Namespace) -> int:
         return 0
     for warning in write_warnings(path):
         print(f"pitree: warning: {warning}", file=sys.stderr)
-    choice = _choice(args, tree)
+    choice = _choice(args, tree, bool(plan.to_summarize))
     if choice.name == "none" or not plan.to_summarize:
         reason = "no summary requested" if choice.name == "none" else "nothing to summarize"
         entry = marker_entry(tree, plan, reason)

@@ -211,3 +211,4 @@ def test_jump_writes_pi16_from_id_and_no_content(tmp_path: Path) -> None:
     last = _last(path)
     assert last["summary"] == "No content to summarize"
     assert last["details"] == {"readFiles": [], "modifiedFiles": []} and "usage" not in last
+
