@@ -116,3 +116,50 @@ async def test_model_stream_of_non_json_ends_in_a_message(demo: Path) -> None:
             await pilot.press("escape")
             await until(pilot, lambda: not isinstance(app.screen, JumpDialog))
     assert demo.read_bytes() == before
+
+
+def pi_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base_url: str, key: str, auth: dict | None = None
+) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "models.json").write_bytes(
+        orjson.dumps({"providers": {"anthropic": {"baseUrl": base_url, "apiKey": key}}})
+    )
+    if auth is not None:
+        (agent / "auth.json").write_bytes(orjson.dumps(auth))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+
+
+async def test_key_command_runs_only_after_allow(demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    marker = tmp_path / "ran"
+    with FakeLLMServer() as server:
+        server.script(ok("## Goal\nVia Pi's own model."))
+        pi_agent(tmp_path, monkeypatch, server.anthropic_url, f"!touch {marker} && echo sk-cmd")
+        app = PitreeApp(demo, watch=False, config_overrides={})
+        async with app.run_test(size=(140, 45)) as pilot:
+            dialog = await open_dialog(app, pilot)
+            assert "shell command" in status(dialog) and not marker.exists()
+            assert not dialog.choice.is_model and dialog.query_one("#allow-command").display
+            await pilot.press("k")
+            await until(pilot, lambda: dialog.choice is not None and dialog.choice.is_model)
+            assert marker.exists() and "sends this branch" in status(dialog) and server.requests == []
+            await pilot.press("s")
+            await until(pilot, lambda: dialog.phase == "review")
+            before = demo.read_bytes()
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: demo.read_bytes() != before)
+        [request] = server.requests
+    assert request.body["model"] == "claude-sonnet-4-5" and "Via Pi's own model." in last(demo)["summary"]
+
+
+async def test_oauth_login_offers_the_offline_summary(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    auth = {"anthropic": {"type": "oauth", "access": "a", "refresh": "r", "expires": 1}}
+    pi_agent(tmp_path, monkeypatch, "http://127.0.0.1:9", "sk", auth)
+    app = PitreeApp(demo, watch=False, config_overrides={})
+    async with app.run_test(size=(140, 45)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        assert "OAuth" in status(dialog) and "offline summary is offered" in status(dialog)
+        assert not dialog.choice.is_model
