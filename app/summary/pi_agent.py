@@ -211,6 +211,11 @@ def _provider_key(
             return key, where
     for var in ENV_KEYS.get(provider, ()):
         if env.get(var):
+            if var.endswith("_OAUTH_TOKEN") or env[var].startswith("sk-ant-oat"):
+                raise PiAgentError(
+                    f"{provider}: the key in ${var} is an OAuth token; pitree cannot use an OAuth login. "
+                    "Set an API key in pitree's config or the environment, or use the offline summary"
+                )
             return env[var], f"${var}"
     return None
 

@@ -366,3 +366,12 @@ def _google(tmp_path: Path, env: dict[str, str]) -> None:
     models = {"providers": {"google": {"api": "google-generative-ai", "baseUrl": "https://g", "apiKey": "k"}}}
     (tmp_path / "models.json").write_bytes(orjson.dumps(models))
     pi_model("google", "gemini", env)
+
+
+def test_pi_anthropic_oauth_token_in_the_environment_is_refused(tmp_path: Path) -> None:
+    from pitree.summary.pi_agent import PiAgentError, pi_model
+
+    env = {"PI_CODING_AGENT_DIR": str(tmp_path), "ANTHROPIC_OAUTH_TOKEN": "sk-ant-oat01-x", "ANTHROPIC_API_KEY": "k"}
+    with pytest.raises(PiAgentError, match="OAuth token"):
+        pi_model("anthropic", "claude-x", env)  # Pi would pick the OAuth token first; pitree cannot use it
+    assert pi_model("anthropic", "claude-x", {**env, "ANTHROPIC_OAUTH_TOKEN": ""}).api_key == "k"
