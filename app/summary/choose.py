@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .backends.base import Backend, BackendError
+from .backends.base import Backend, BackendError, display_url, safe_message
 from .pi_agent import NeedsCommand, PiAgentError, pi_model
 
 
@@ -69,7 +69,7 @@ def _pi_choice(config: Any, tree: Any, env: Mapping[str, str], allow_command: bo
 
         backend = OpenAIBackend(pm.api_key, pm.base_url, pm.model, config.timeout, headers=pm.headers)
     max_tokens = min(pm.max_tokens or 2048, 2048)
-    where = f"{pm.provider}/{pm.model} at {pm.base_url} (key from {pm.key_from})"
+    where = safe_message(f"{pm.provider}/{pm.model} at {display_url(pm.base_url)} (key from {pm.key_from})")
     return Choice("pi", backend, where, "", not consent, window, reserve, max_tokens)
 
 
@@ -105,6 +105,4 @@ def choose(config: Any, tree: Any = None, env: Mapping[str, str] | None = None, 
 
 
 def _where(backend: Backend) -> str:
-    from .backends.base import display_url
-
-    return f"{backend.name}/{backend.model} at {display_url(getattr(backend, 'base_url', ''))}"
+    return safe_message(f"{backend.name}/{backend.model} at {display_url(getattr(backend, 'base_url', ''))}")

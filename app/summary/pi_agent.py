@@ -59,7 +59,13 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class PiAgentError(Exception):
-    """Pi's agent folder gives no usable model; the message is one line saying why."""
+    """Pi's agent folder gives no usable model; the message is one printable line saying why (names in it come
+    from the session and Pi's files, so they are made safe here)."""
+
+    def __init__(self, message: str) -> None:
+        from .backends.base import safe_message
+
+        super().__init__(safe_message(message))
 
 
 class NeedsCommand(PiAgentError):

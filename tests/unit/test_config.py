@@ -375,3 +375,11 @@ def test_pi_anthropic_oauth_token_in_the_environment_is_refused(tmp_path: Path) 
     with pytest.raises(PiAgentError, match="OAuth token"):
         pi_model("anthropic", "claude-x", env)  # Pi would pick the OAuth token first; pitree cannot use it
     assert pi_model("anthropic", "claude-x", {**env, "ANTHROPIC_OAUTH_TOKEN": ""}).api_key == "k"
+
+
+def test_pi_names_from_the_session_reach_messages_made_safe(tmp_path: Path) -> None:
+    from pitree.summary.pi_agent import PiAgentError, pi_model
+
+    with pytest.raises(PiAgentError) as info:
+        pi_model("evil\x1b[2J\u202eprov", "m\x07", {"PI_CODING_AGENT_DIR": str(tmp_path)})
+    assert str(info.value).isprintable() and "\x1b" not in str(info.value)
