@@ -58,8 +58,6 @@ def _pi_choice(config: Any, tree: Any, env: Mapping[str, str], allow_command: bo
     if "context_window" in config.sources:
         window = config.context_window
     reserve = config.reserve_tokens if "reserve_tokens" in config.sources else pm.reserve_tokens
-    if reserve >= window:
-        raise BackendError(f"reserve tokens ({reserve}) must be smaller than the context window ({window})")
     if pm.api == "anthropic-messages":
         from .backends.anthropic_backend import AnthropicBackend
 
@@ -79,29 +77,54 @@ def choose(config: Any, tree: Any = None, env: Mapping[str, str] | None = None, 
 
     env = os.environ if env is None else env
     name = config.summarizer
-    base = {"context_window": config.context_window, "reserve_tokens": config.reserve_tokens}
+    window, reserve = _budget(config, tree, env)
     if name in ("extractive", "none"):
-        return Choice(name, **base)
+        return Choice(name, context_window=window, reserve_tokens=reserve)
     if name == "auto":
         own = configured_provider(config)
         if own is not None:
             backend = make_backend(replace(config, summarizer=own))
-            return Choice(own, backend, _where(backend), needs_consent=True, **base)
+            return Choice(
+                own, backend, _where(backend), needs_consent=True, context_window=window, reserve_tokens=reserve
+            )
         try:
             return _pi_choice(config, tree, env, allow_command, consent=False)
         except NeedsCommand as exc:
-            return Choice("extractive", note=str(exc), command=exc, **base)
+            return Choice("extractive", note=str(exc), command=exc, context_window=window, reserve_tokens=reserve)
         except (PiAgentError, BackendError, ConfigError) as exc:
-            return Choice("extractive", note=f"no model summary: {exc}", **base)
+            return Choice("extractive", note=f"no model summary: {exc}", context_window=window, reserve_tokens=reserve)
     if name == "pi":
         try:
             return _pi_choice(config, tree, env, allow_command, consent=True)
         except NeedsCommand as exc:
-            return Choice("pi", note=str(exc), command=exc, **base)
+            return Choice("pi", note=str(exc), command=exc, context_window=window, reserve_tokens=reserve)
         except PiAgentError as exc:
             raise BackendError(f"pi: {exc}") from None
     backend = make_backend(config)
-    return Choice(name, backend, _where(backend), **base)
+    return Choice(name, backend, _where(backend), context_window=window, reserve_tokens=reserve)
+
+
+def _budget(config: Any, tree: Any, env: Mapping[str, str]) -> tuple[int, int]:
+    """The budget Pi would use for this session (its model's context window, Pi's branchSummary.reserveTokens),
+    pitree's own settings winning where the user set them; the offline summary reads the same window."""
+    from ..store.model_info import context_window
+    from .pi_agent import read_settings
+
+    window = config.context_window
+    if "context_window" not in config.sources:
+        window = context_window(*session_model(tree)) or window
+    reserve = config.reserve_tokens
+    if "reserve_tokens" not in config.sources:
+        cwd = tree.header.get("cwd") if tree is not None and isinstance(tree.header, dict) else None
+        try:
+            branch = read_settings(env, cwd if isinstance(cwd, str) else None).get("branchSummary")
+        except PiAgentError:
+            branch = None
+        pi_reserve = branch.get("reserveTokens") if isinstance(branch, dict) else None
+        if isinstance(pi_reserve, int) and not isinstance(pi_reserve, bool) and pi_reserve >= 0:
+            reserve = pi_reserve
+    # A reserve as large as the window leaves no budget, which Pi (and prepare) read as "no limit".
+    return window, reserve
 
 
 def _where(backend: Backend) -> str:

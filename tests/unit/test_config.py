@@ -383,3 +383,21 @@ def test_pi_names_from_the_session_reach_messages_made_safe(tmp_path: Path) -> N
     with pytest.raises(PiAgentError) as info:
         pi_model("evil\x1b[2J\u202eprov", "m\x07", {"PI_CODING_AGENT_DIR": str(tmp_path)})
     assert str(info.value).isprintable() and "\x1b" not in str(info.value)
+
+
+def test_offline_budget_is_pis_for_the_session(tmp_path: Path) -> None:
+    import orjson
+    from pitree.config import load_config
+    from pitree.session.load import load_bytes
+    from pitree.summary.choose import choose
+
+    from tests.unit.sessions import assistant, to_bytes, user
+
+    tree = load_bytes(to_bytes([user("u", None, "hi"), assistant("a", "u", "yo", provider="openai", model="gpt-4o")]))
+    env = {"PI_CODING_AGENT_DIR": str(tmp_path), "PITREE_CONFIG": str(tmp_path / "none.toml")}
+    (tmp_path / "settings.json").write_bytes(orjson.dumps({"branchSummary": {"reserveTokens": 1000}}))
+    choice = choose(load_config(overrides={"summarizer": "extractive"}, env=env), tree, env)
+    assert (choice.context_window, choice.reserve_tokens) == (128000, 1000)  # gpt-4o's window in Pi's catalog
+    flags = {"summarizer": "extractive", "context_window": 5000, "reserve_tokens": 100}
+    choice = choose(load_config(overrides=flags, env=env), tree, env)
+    assert (choice.context_window, choice.reserve_tokens) == (5000, 100)
