@@ -96,6 +96,7 @@ async def stream_model_summary(
 
     system, prompt = model_request_text(job, instructions)
     request = SummaryRequest(system_prompt=system, prompt_text=prompt, max_tokens=max_tokens)
+    max_answer_tokens = max(max_answer_tokens, max_tokens)  # an answer within what was asked for is never cut
     limit = max_answer_tokens * 4
     for attempt in range(RATE_LIMIT_RETRIES + 1):
         size = 0

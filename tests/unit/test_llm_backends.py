@@ -377,8 +377,11 @@ async def test_429_gives_up_after_three_retries(server: FakeLLMServer) -> None:
 async def test_oversized_answer_is_stopped_and_refused(provider: str, server: FakeLLMServer) -> None:
     server.script(ok("x" * 5000, chunks=50))
     with pytest.raises(BackendError, match="passed 1,000 tokens"):
-        await _run(make(provider, base_url(provider, server)), max_answer_tokens=1000)
+        await _run(make(provider, base_url(provider, server)), max_answer_tokens=1000, max_tokens=500)
     assert server.wait_until(lambda: server.active == 0)
+    # A reserve smaller than the output asked for never cuts an answer within it.
+    server.script(ok("y" * 3000, chunks=10))
+    assert await _run(make(provider, base_url(provider, server)), max_answer_tokens=0, max_tokens=1000) == "y" * 3000
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
