@@ -11,7 +11,7 @@ import orjson
 import pytest
 from pitree.summary.prepare import BRANCH_SUMMARY_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT
 
-from tests.llm_server import FakeLLMServer, hang, ok, status
+from tests.llm_server import FakeLLMServer, garbage, hang, ok, status
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo.jsonl"
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -57,6 +57,8 @@ def test_model_summary_is_wrapped_like_pi(demo: Path, provider: str) -> None:
         (status(429, "slow down", retry_after="0"), "rate"),
         (status(500), "HTTP 500"),
         (hang(), "no answer"),
+        (garbage(after=1), "not JSON"),  # issue #21.5: was a traceback
+        (ok("x" * 80_000, chunks=40), "passed 16,384 tokens"),  # issue #21.8: a server ignoring max_tokens
     ],
 )
 def test_model_errors_write_nothing(demo: Path, behaviour, message: str) -> None:  # type: ignore[no-untyped-def]
