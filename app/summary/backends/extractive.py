@@ -224,6 +224,8 @@ class _Walk:
         command = as_str(args.get("command")) if name == "bash" else ""
         key = frozenset({f"{name}:{path}"}) if path else _command_keys(command)
         if msg.get("isError") is True:
+            if not args:
+                return  # its call is before this branch: nothing to say what failed
             if name == "read" or (name == "bash" and _no_failure(command, _exit_code(text), text)):
                 return  # a read that failed (a directory, a missing file) only explored
             what = f"`{short(_bare(command), 100)}`" if command else (f"{name} `{path}`" if path else f"`{name}`")
@@ -297,7 +299,12 @@ def summarize(entries: list[dict[str, Any]]) -> str:
         lines.append("(no request from the user on this branch)")
     lines += ["", "## Constraints & Preferences"] + _bullets(walk.constraints, "- (none)", limit=6)
 
-    done = list(walk.done)
+    # Commits say most about what was done; of the other commands the latest count (the last build, test run).
+    commits = [d for d in walk.done if d.startswith("Committed:")][-4:]
+    others = [d for d in walk.done if not d.startswith("Committed:")]
+    room = MAX_ITEMS - 2 - len(commits)
+    keep = sorted(range(len(others)), key=lambda i: (_rank(others[i]), -i))[: max(room, 0)]
+    done = commits + [others[i] for i in sorted(keep)]
     if walk.changed:
         names = ", ".join(f"`{_short_path(p)}`" for p in walk.changed[:6])
         more = f" and {len(walk.changed) - 6} more" if len(walk.changed) > 6 else ""
@@ -329,6 +336,16 @@ def summarize(entries: list[dict[str, Any]]) -> str:
     steps = [f"{i}. {short(s, 200)}" for i, s in enumerate(list(dict.fromkeys(proposed))[:MAX_ITEMS], 1)]
     lines += ["", "## Next Steps"] + (steps or ["1. (none stated on this branch)"])
     return "\n".join(lines)
+
+
+_CHECKS = re.compile(r"\b(test|tests|pytest|jest|vitest|check|lint|ruff|mypy|pyright|tsc|tsgo|eslint|biome)\b")
+
+
+def _rank(done_line: str) -> int:
+    """Which command lines to keep when there are many: checks and tests first, then builds, then the rest."""
+    if _CHECKS.search(done_line):
+        return 0
+    return 1 if re.search(r"\b(build|install|make|compile|publish|push|tag)\b", done_line) else 2
 
 
 def _short_path(path: str) -> str:
