@@ -52,7 +52,13 @@ def _pi_choice(config: Any, tree: Any, env: Mapping[str, str], allow_command: bo
     assert isinstance(config, Config)
     provider, model = session_model(tree)
     cwd = tree.header.get("cwd") if tree is not None and isinstance(tree.header, dict) else None
-    pm = pi_model(provider, config.model or model, env, cwd if isinstance(cwd, str) else None, allow_command)
+    # pitree's own key for the same provider (its config file or OPENAI_API_KEY / ANTHROPIC_API_KEY) wins.
+    own = {
+        name: (key, config.sources.get(f"{name}_api_key", "pitree's config"))
+        for name, key in (("openai", config.openai_api_key), ("anthropic", config.anthropic_api_key))
+        if key
+    }
+    pm = pi_model(provider, config.model or model, env, cwd if isinstance(cwd, str) else None, allow_command, own)
     window = pm.context_window or 128000
     # pitree's own settings win over Pi's where the user set them.
     if "context_window" in config.sources:

@@ -232,9 +232,11 @@ def pi_model(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     allow_command: bool = False,
+    own: Mapping[str, tuple[str, str]] | None = None,
 ) -> PiModel:
     """The model Pi would summarize with: `provider`/`model` (the session's), else settings' defaults.
 
+    `own` maps a provider to pitree's own (API key, where it was set): it wins over Pi's credentials.
     PiAgentError (or NeedsCommand) says why there is none."""
     env = os.environ if env is None else env
     adir = agent_dir(env)
@@ -263,7 +265,9 @@ def pi_model(
     if api not in SUPPORTED_APIS or not base_url:
         what = f"API {api}" if api else "an API pitree does not know"
         raise PiAgentError(f"{provider}/{model} uses {what}; pitree speaks openai-completions and anthropic-messages")
-    found = _provider_key(provider, _read_json(adir / "auth.json"), custom, env, allow_command, adir)
+    found = (own or {}).get(provider) or _provider_key(
+        provider, _read_json(adir / "auth.json"), custom, env, allow_command, adir
+    )
     if found is None:
         raise PiAgentError(f"{provider}: no API key in {adir} or the environment")
     headers: dict[str, str] = {}

@@ -214,3 +214,14 @@ def test_jump_writes_pi16_from_id_and_no_content(tmp_path: Path) -> None:
     assert last["summary"] == "No content to summarize"
     assert last["details"] == {"readFiles": [], "modifiedFiles": []} and "usage" not in last
 
+
+
+def test_pitrees_own_key_wins_over_pis_login(demo: Path, tmp_path: Path) -> None:
+    with FakeLLMServer() as server:
+        server.script(ok("## Goal\nWith pitree's key."))
+        auth = {"anthropic": {"type": "oauth", "access": "a", "refresh": "r"}}
+        env = {**_pi_agent(tmp_path, server.anthropic_url, auth=auth), "ANTHROPIC_API_KEY": "sk-pitree"}
+        out = pitree("branch", str(demo), "--to", "ae1a42a9", "--summary", "pi", "--yes", env=env)
+        assert out.returncode == 0, out.stderr
+        [request] = server.requests
+    assert request.headers.get("x-api-key") == "sk-pitree" or request.headers.get("authorization") == "Bearer sk-pitree"
