@@ -65,8 +65,8 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
     class Streamed(Message):
         """Posted by the summary worker with more text (or the whole text for extractive)."""
 
-        def __init__(self, text: str, done: bool) -> None:
-            self.text, self.done = text, done
+        def __init__(self, text: str, done: bool, files: tuple[list[str], list[str]] | None = None) -> None:
+            self.text, self.done, self.files = text, done, files
             super().__init__()
 
     class Failed(Message):
@@ -184,7 +184,8 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
         t.append("\n")
         read, modified = self.files
         if read or modified:
-            t.append(f"files read: {', '.join(read) or '—'}\nfiles modified: {', '.join(modified) or '—'}\n")
+            shown = f"files read: {', '.join(read) or '—'}\nfiles modified: {', '.join(modified) or '—'}\n"
+            t.append(make_safe(shown))  # paths come from the session
         for w in self.warnings:
             t.append("⚠ " + make_safe(w, keep_newlines=False) + "\n", "bold yellow")
         return t
@@ -308,8 +309,8 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
         self.usage = None
         self.note = ""
         if self.job.empty:
-            self.files = ([], [])  # Pi 1.6: the literal, empty file lists, no model call
-            self.post_message(self.Streamed(no_content()[0], True))
+            # Pi 1.6: the literal, empty file lists, no model call
+            self.post_message(self.Streamed(no_content()[0], True, ([], [])))
             return
         if not model and instructions:
             self.note = "The offline summary cannot follow instructions; they were not used. "
@@ -331,7 +332,7 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
             self.post_message(self.Failed(f"offline summary failed: {exc}"))
             return
         if not get_current_worker().is_cancelled:
-            self.post_message(self.Streamed(text, True))
+            self.post_message(self.Streamed(text, True, (read, modified)))
 
     @work(exclusive=True, group="jump-summary", description="Summarizing with a model", exit_on_error=False)
     async def _model(self, instructions: str | None) -> None:
@@ -354,7 +355,7 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
             async for delta in deltas:
                 parts.append(delta)
                 self.post_message(self.Streamed("".join(parts), False))
-            text, _, _ = finish_model_summary(self.job, "".join(parts))
+            text, read, modified = finish_model_summary(self.job, "".join(parts))
         except asyncio.CancelledError:
             raise
         except BackendError as exc:
@@ -364,12 +365,14 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
             self.post_message(self.Failed(f"{type(exc).__name__}: {exc}"))
             return
         self.usage = getattr(choice.backend, "usage", None)
-        self.post_message(self.Streamed(text, True))
+        self.post_message(self.Streamed(text, True, (read, modified)))
 
     def on_jump_dialog_progress(self, message: Progress) -> None:
         self.query_one("#status", Static).update(Text(make_safe(message.text, keep_newlines=False)))
 
     def on_jump_dialog_streamed(self, message: Streamed) -> None:
+        if message.files is not None:
+            self.files = message.files  # the lists the summary text ends with go into details too
         area = self.query_one("#summary", TextArea)
         area.text = message.text
         if message.done:
