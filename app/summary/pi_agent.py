@@ -107,10 +107,12 @@ def agent_dir(env: Mapping[str, str] | None = None) -> Path:
 def _read_json(path: Path) -> dict[str, Any]:
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return {}
     except OSError as exc:
         raise PiAgentError(f"{path}: {exc.strerror or exc}") from None
+    except ValueError:  # a path from a session file holding a NUL
+        return {}
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -130,7 +132,7 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 def read_settings(env: Mapping[str, str] | None = None, cwd: str | None = None) -> dict[str, Any]:
     """Global settings.json deep-merged with the project's `<cwd>/.pi/settings.json` (Pi's SettingsManager)."""
     settings = _read_json(agent_dir(env) / "settings.json")
-    if cwd:
+    if cwd and os.path.isabs(cwd):
         settings = _merge(settings, _read_json(Path(cwd) / ".pi" / "settings.json"))
     return settings
 

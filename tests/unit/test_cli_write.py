@@ -215,7 +215,6 @@ def test_jump_writes_pi16_from_id_and_no_content(tmp_path: Path) -> None:
     assert last["details"] == {"readFiles": [], "modifiedFiles": []} and "usage" not in last
 
 
-
 def test_pitrees_own_key_wins_over_pis_login(demo: Path, tmp_path: Path) -> None:
     with FakeLLMServer() as server:
         server.script(ok("## Goal\nWith pitree's key."))
