@@ -163,3 +163,25 @@ async def test_oauth_login_offers_the_offline_summary(
         dialog = await open_dialog(app, pilot)
         assert "OAuth" in status(dialog) and "offline summary is offered" in status(dialog)
         assert not dialog.choice.is_model
+
+
+async def test_rate_limit_is_retried_with_progress(demo: Path) -> None:
+    from tests.llm_server import status as http_status
+
+    with FakeLLMServer() as server:
+        server.script(http_status(429, "slow down", retry_after="0"), ok("## Goal\nAfter a retry."))
+        overrides = {"summarizer": "openai", "openai_base_url": server.openai_url, "openai_api_key": "sk-x"}
+        app = PitreeApp(demo, watch=False, config_overrides=overrides)
+        seen: list[str] = []
+
+        def hook(message: object) -> None:
+            if isinstance(message, JumpDialog.Progress):
+                seen.append(message.text)
+
+        async with app.run_test(size=(140, 45), message_hook=hook) as pilot:
+            dialog = await open_dialog(app, pilot)
+            await pilot.press("s")
+            await until(pilot, lambda: dialog.phase == "review")
+            assert "After a retry." in dialog.query_one("#summary").text  # type: ignore[attr-defined]
+        assert len(server.requests) == 2
+    assert set(seen) == {"rate limited; retry 1 of 3 in 0 s"}  # the hook may see a message more than once
