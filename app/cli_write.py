@@ -20,7 +20,14 @@ from .store.append import AppendError, append_line, rewrite_atomically
 from .store.guard import write_warnings
 from .store.session_file import EntryReader, SessionFileError, load_session, read_bytes
 from .summary.jump import editor_text, label_entry, marker_entry, plan_jump, summary_entry
-from .summary.run import SUMMARIZERS, extractive_summary, finish_model_summary, prepare_job, stream_model_summary
+from .summary.run import (
+    SUMMARIZERS,
+    extractive_summary,
+    finish_model_summary,
+    no_content,
+    prepare_job,
+    stream_model_summary,
+)
 
 
 class WriteError(Exception):
@@ -87,26 +94,68 @@ def _append(path: Path, entry: dict[str, Any], size: int) -> int:
     return result.offset
 
 
-def _summary(args: argparse.Namespace, tree: SessionTree, path: Path, plan: Any) -> tuple[str, list[str], list[str]]:
-    job = prepare_job(tree, EntryReader(path, tree), plan)
-    if args.summary == "extractive":
-        return extractive_summary(job)
-    from .config import ConfigError, load_config, make_backend
-    from .summary.backends.base import BackendError
+def _ask(question: str) -> bool:
+    if not sys.stdin.isatty():
+        return False
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
 
-    overrides: dict[str, object] = {"summarizer": args.summary}
-    if args.model:
-        overrides["model"] = args.model
+
+def _choice(args: argparse.Namespace, tree: SessionTree, needed: bool) -> Any:
+    """The summarizer from flags > environment > config file (> Pi's agent folder for auto); WriteError if bad.
+    Without anything left behind (`needed` False) the settings are only checked: nothing is asked or run."""
+    from .config import ConfigError, load_config
+    from .summary.backends.base import BackendError
+    from .summary.choose import Choice, choose
+
+    overrides: dict[str, object] = {"summarizer": args.summary, "model": args.model}
     try:
         config = load_config(overrides=overrides)
-        backend = make_backend(config)
+        for warning in config.warnings:
+            print(f"pitree: warning: {warning}", file=sys.stderr)
+        if not needed or config.summarizer == "none":
+            return Choice("none" if config.summarizer == "none" else "extractive")
+        choice = choose(config, tree, allow_command=args.allow_key_command)
+        if choice.command is not None and _ask(f"pitree: {choice.command}. Run it to get the key?"):
+            choice = choose(config, tree, allow_command=True)
     except (ConfigError, BackendError) as exc:
         raise WriteError(str(exc)) from None
-    job = prepare_job(tree, EntryReader(path, tree), plan, config.context_window, config.reserve_tokens)
+    if choice.command is not None and choice.name == "pi":
+        raise WriteError(f"{choice.command}: pass --allow-key-command to run it")
+    if choice.note:
+        print(f"pitree: {choice.note}; using the offline summary", file=sys.stderr)
+    if choice.is_model and choice.needs_consent and not args.send:
+        question = f"Send the abandoned branch to {choice.where} for a summary?"
+        if not _ask(question):
+            print(
+                f"pitree: not sending the branch to {choice.where} without consent (answer yes, pass --send, "
+                "or name the summarizer with --summary); using the offline summary",
+                file=sys.stderr,
+            )
+            return type(choice)("extractive", context_window=choice.context_window)
+    return choice
+
+
+def _summary(
+    args: argparse.Namespace, tree: SessionTree, path: Path, plan: Any, choice: Any
+) -> tuple[str, list[str], list[str], dict[str, Any] | None]:
+    job = prepare_job(tree, EntryReader(path, tree), plan, choice.context_window, choice.reserve_tokens)
+    if job.empty:
+        return (*no_content(), None)
+    if not choice.is_model:
+        if args.instructions:
+            print("pitree: the offline summary cannot follow --instructions; they were not used", file=sys.stderr)
+        return (*extractive_summary(job), None)
+    from .summary.backends.base import BackendError
+
+    def progress(text: str) -> None:
+        print(f"pitree: {text}", file=sys.stderr)
 
     async def collect() -> str:
         parts = []
-        async for delta in stream_model_summary(job, backend, args.instructions):
+        deltas = stream_model_summary(
+            job, choice.backend, args.instructions, choice.reserve_tokens, choice.max_tokens, progress
+        )
+        async for delta in deltas:
             parts.append(delta)
         return "".join(parts)
 
@@ -116,7 +165,7 @@ def _summary(args: argparse.Namespace, tree: SessionTree, path: Path, plan: Any)
         text = asyncio.run(collect())
     except BackendError as exc:
         raise WriteError(f"summary failed, nothing written: {exc}") from None
-    return finish_model_summary(job, text)
+    return (*finish_model_summary(job, text), getattr(choice.backend, "usage", None))
 
 
 def cmd_branch(args: argparse.Namespace) -> int:
@@ -142,12 +191,13 @@ def cmd_branch(args: argparse.Namespace) -> int:
         return 0
     for warning in write_warnings(path):
         print(make_safe(f"pitree: warning: {warning}", keep_newlines=False), file=sys.stderr)
-    if args.summary == "none" or not plan.to_summarize:
-        reason = "no summary requested" if args.summary == "none" else "nothing to summarize"
+    choice = _choice(args, tree, bool(plan.to_summarize))
+    if choice.name == "none" or not plan.to_summarize:
+        reason = "no summary requested" if choice.name == "none" else "nothing to summarize"
         entry = marker_entry(tree, plan, reason)
     else:
-        summary, read, modified = _summary(args, tree, path, plan)
-        entry = summary_entry(tree, plan, summary, read, modified)
+        summary, read, modified, usage = _summary(args, tree, path, plan, choice)
+        entry = summary_entry(tree, plan, summary, read, modified, usage=usage)
     where = plan.new_leaf_id or "before the first entry"
     _confirm(f"Append a {entry['type']} entry to {path.name} so Pi continues at {where}?", args.yes)
     _append(path, entry, size)
@@ -219,12 +269,17 @@ def add_write_commands(sub: Any) -> None:
     p.add_argument("--to", required=True, metavar="ID", help="entry id or unique prefix to jump to")
     p.add_argument(
         "--summary",
-        choices=SUMMARIZERS,
-        default="extractive",
-        help="summary of the abandoned path (default: extractive, offline)",
+        choices=("auto", *SUMMARIZERS),
+        default=None,
+        help="summary of the abandoned path (default: the config's summarizer, else auto: a configured model or "
+        "the session's own via Pi's agent folder, with consent; else extractive, offline)",
     )
     p.add_argument("--instructions", metavar="TEXT", help="extra focus for a model summary (Pi's custom instructions)")
-    p.add_argument("--model", metavar="M", help="model for openai/anthropic summaries")
+    p.add_argument("--model", metavar="M", help="model for model summaries")
+    p.add_argument("--send", action="store_true", help="consent to sending the branch to the model auto picks")
+    p.add_argument(
+        "--allow-key-command", action="store_true", help="allow running a `!command` API key from Pi's agent folder"
+    )
     p.add_argument("--migrate", action="store_true", help="allow rewriting a pre-v3 file as v3 first (backup kept)")
     p.add_argument("--yes", action="store_true", help="do not ask before writing")
     p.add_argument("--json", action="store_true")

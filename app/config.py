@@ -5,7 +5,7 @@ Precedence, highest first: overrides (CLI flags), environment, the config file, 
 `config.toml` in `platformdirs.user_config_path("pitree")` (on Linux `~/.config/pitree/config.toml`), or the
 file named by `PITREE_CONFIG`:
 
-    summarizer = "openai"          # extractive (default) | openai | anthropic | none
+    summarizer = "openai"          # auto (default) | pi | extractive | openai | anthropic | none
     model = "llama3.1"             # for whichever summarizer is used; else the provider's model below
     timeout = 60                   # seconds to wait for the connection and for each piece of the answer
     context_window = 128000
@@ -38,7 +38,7 @@ from typing import Any
 
 from .summary.backends.base import Backend, BackendError
 
-SUMMARIZERS = ("extractive", "openai", "anthropic", "none")
+SUMMARIZERS = ("auto", "pi", "extractive", "openai", "anthropic", "none")
 MODEL_SUMMARIZERS = ("openai", "anthropic")
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-3-5-haiku-latest"}
 _SECRETS = ("openai_api_key", "anthropic_api_key")
@@ -50,7 +50,7 @@ class ConfigError(Exception):
 
 @dataclass
 class Config:
-    summarizer: str = "extractive"
+    summarizer: str = "auto"
     model: str | None = None
     openai_base_url: str | None = None
     openai_api_key: str | None = None
@@ -65,6 +65,8 @@ class Config:
     """The config file that was read, if there was one."""
     warnings: list[str] = field(default_factory=list)
     """Things the user should know that did not stop loading (a readable file holding a key)."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """Where each set field came from: the config file's path, the variable, or the flag."""
 
     def __repr__(self) -> str:
         parts = []
@@ -226,16 +228,20 @@ def load_config(
     env = os.environ if env is None else env
     path = default_config_path(env) if path is None else path
     settings: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     warnings: list[str] = []
     data, st = _read_file(path)
     found = data is not None
     if data is not None:
         from_file = parse_config_file(data, str(path))
         settings.update(from_file)
+        sources.update(dict.fromkeys(from_file, str(path)))
         readable = st is not None and st.st_mode & (stat.S_IRGRP | stat.S_IROTH)
         if readable and any(from_file.get(k) for k in _SECRETS):
             warnings.append(f"{path} holds an API key and other users can read it: chmod 600 {path}")
-    settings.update(_from_env(env))
+    from_env = _from_env(env)
+    settings.update(from_env)
+    sources.update({name: var for var, name in _ENV_KEYS.items() if name in from_env and env.get(var)})
     for name, value in (overrides or {}).items():
         if value is None:
             continue
@@ -244,12 +250,23 @@ def load_config(
         if isinstance(value, str) and name in _NUMBERS:
             value = _number(name, value, f"--{name.replace('_', '-')}")
         settings[name] = _check(name, value, f"--{name.replace('_', '-')}")
-    config = Config(**settings, path=path if found else None, warnings=warnings)
+        sources[name] = f"--{name.replace('_', '-')}"
+    config = Config(**settings, path=path if found else None, warnings=warnings, sources=sources)
     if config.reserve_tokens >= config.context_window:
         raise ConfigError(
             f"reserve_tokens ({config.reserve_tokens}) must be smaller than context_window ({config.context_window})"
         )
     return config
+
+
+def configured_provider(config: Config) -> str | None:
+    """The model summarizer pitree's config file sets up (a key or server in its table), if any. A key only in
+    the environment does not count: Pi's own resolution finds it for the session's provider anyway."""
+    where = str(config.path) if config.path else None
+    for name in MODEL_SUMMARIZERS:
+        if where and where in (config.sources.get(f"{name}_api_key"), config.sources.get(f"{name}_base_url")):
+            return name
+    return None
 
 
 def make_backend(config: Config) -> Backend:

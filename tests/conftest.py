@@ -16,6 +16,8 @@ from tests.sessions import write_session
 os.environ["PITREE_CACHE_DIR"] = tempfile.mkdtemp(prefix="pitree-test-cache-")
 # Nor the user's ~/.config/pitree/config.toml, nor their API keys.
 os.environ["PITREE_CONFIG"] = os.path.join(tempfile.mkdtemp(prefix="pitree-test-config-"), "config.toml")
+# Nor Pi's agent folder (~/.pi/agent: settings, models, auth), which pitree reads for summaries.
+os.environ["PI_CODING_AGENT_DIR"] = tempfile.mkdtemp(prefix="pitree-test-pi-agent-")
 for _var in (
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",

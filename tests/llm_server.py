@@ -9,11 +9,14 @@ POST /v1/chat/completions (OpenAI chat completions) and POST /v1/messages (Anthr
 - `disconnect(after)`: `after` pieces, then the socket is cut in the middle of the chunked body;
 - `error_event(after)`: `after` pieces, then the provider's in-stream error;
 - `tool_call(name, arguments, text)`: an answer that calls the tool `name` (after `text`, if any), stop reason
-  tool_calls / tool_use.
+  tool_calls / tool_use;
+- `garbage(after)`: `after` pieces, then a `data:` line that is not JSON, then the rest;
+- `status(429, retry_after="0")`: an error status with a Retry-After header.
 
 A streamed OpenAI answer ends with a usage chunk when the request asks for one (`stream_options.include_usage`, as
 OpenAI does): prompt_tokens = the request body's bytes / 4, half of them reported as cached, completion_tokens = the
-answer's characters / 4 (at least 1).
+answer's characters / 4 (at least 1); `ok(..., usage=(prompt, completion))` fixes those figures (nothing cached).
+Anthropic answers report usage in message_start/message_delta.
 
 Every request is recorded (`requests`: path, lower-cased headers, JSON body). While waiting (hang, delays)
 the server watches the socket, and when a client closes a connection before its answer is complete,
@@ -32,7 +35,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-Kind = Literal["ok", "status", "hang", "disconnect", "error_event", "tool_call"]
+Kind = Literal["ok", "status", "hang", "disconnect", "error_event", "tool_call", "garbage"]
 
 _ANTHROPIC_ERROR_TYPES = {
     400: "invalid_request_error",
@@ -56,14 +59,28 @@ class Behaviour:
     after: int | None = None
     tool: str = ""
     arguments: str = "{}"  # the tool call's arguments as JSON text
+    retry_after: str | None = None
+    finish: str = "stop"
+    usage: tuple[int, int] | None = None  # (prompt, completion) for the OpenAI usage chunk
 
 
-def ok(text: str = "Hello from the fake model.", chunks: int = 3, delay: float = 0.0) -> Behaviour:
-    return Behaviour("ok", text=text, chunks=chunks, delay=delay)
+def ok(
+    text: str = "Hello from the fake model.",
+    chunks: int = 3,
+    delay: float = 0.0,
+    finish: str = "stop",
+    usage: tuple[int, int] | None = None,
+) -> Behaviour:
+    """`finish="length"`: the answer ends as cut by the output limit; `usage`: the OpenAI usage chunk's figures."""
+    return Behaviour("ok", text=text, chunks=chunks, delay=delay, finish=finish, usage=usage)
 
 
-def status(code: int, message: str = "") -> Behaviour:
-    return Behaviour("status", status=code, message=message or f"scripted HTTP {code}")
+def status(code: int, message: str = "", retry_after: str | None = None) -> Behaviour:
+    return Behaviour("status", status=code, message=message or f"scripted HTTP {code}", retry_after=retry_after)
+
+
+def garbage(after: int = 1, text: str = "one two three four") -> Behaviour:
+    return Behaviour("garbage", text=text, chunks=4, after=after)
 
 
 def hang(after: int | None = None, text: str = "one two three four") -> Behaviour:
@@ -168,7 +185,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._wait(state, None)
             return
         if b.kind == "status":
-            self._json(b.status, _error_body(proto, b.status, b.message))
+            extra = {"Retry-After": b.retry_after} if b.retry_after is not None else {}
+            self._json(b.status, _error_body(proto, b.status, b.message), extra)
             return
         pieces = split(b.text, b.chunks) if b.text or b.kind != "tool_call" else []
         call = (f"call_{len(state.requests)}", b.tool, b.arguments) if b.kind == "tool_call" else None
@@ -183,19 +201,21 @@ class _Handler(BaseHTTPRequestHandler):
         options = body.get("stream_options")
         usage: dict[str, Any] | None = None
         if proto == "openai" and isinstance(options, dict) and options.get("include_usage"):
-            prompt, completion = len(raw) // 4, max(1, len(b.text + b.arguments) // 4)
+            prompt, completion = b.usage or (len(raw) // 4, max(1, len(b.text + b.arguments) // 4))
             usage = {
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
                 "total_tokens": prompt + completion,
-                "prompt_tokens_details": {"cached_tokens": prompt // 2},
+                "prompt_tokens_details": {"cached_tokens": 0 if b.usage else prompt // 2},
             }
-        head, deltas, tail = _stream_events(proto, model, pieces, call, usage)
+        head, deltas, tail = _stream_events(proto, model, pieces, call, usage, b.finish)
         self._events(head)
         limit = b.after if b.kind in ("hang", "disconnect", "error_event") else len(deltas)
         for i, event in enumerate(deltas[:limit]):
             if i and b.delay:
                 self._wait(state, b.delay)
+            if b.kind == "garbage" and i == b.after:
+                self._chunk(b"data: <html>502 Bad Gateway</html>\n\n")
             self._events([event])
         if b.kind == "hang":
             self._wait(state, None)
@@ -209,9 +229,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._events(tail)
         self._chunk(b"")
 
-    def _json(self, code: int, payload: dict[str, Any]) -> None:
+    def _json(self, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(code)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Connection", "close")
@@ -300,7 +322,12 @@ Event = tuple[str | None, str]
 
 
 def _stream_events(
-    proto: str, model: str, pieces: list[str], call: Call | None = None, usage: dict[str, Any] | None = None
+    proto: str,
+    model: str,
+    pieces: list[str],
+    call: Call | None = None,
+    usage: dict[str, Any] | None = None,
+    finish: str = "stop",
 ) -> tuple[list[Event], list[Event], list[Event]]:
     """(opening events, one event per text piece, closing events) of a streamed answer; a tool call goes last."""
     if proto == "openai":
@@ -322,7 +349,7 @@ def _stream_events(
         if call:
             function = {"name": call[1], "arguments": call[2]}
             tail.append(chunk({"tool_calls": [{"index": 0, "id": call[0], "type": "function", "function": function}]}))
-        tail.append(chunk({}, "tool_calls" if call else "stop"))
+        tail.append(chunk({}, "tool_calls" if call else finish))
         if usage is not None:
             tail.append(chunk(None, usage=usage))
         return (
@@ -362,7 +389,7 @@ def _stream_events(
             event("content_block_delta", {"index": 1, "delta": {"type": "input_json_delta", "partial_json": call[2]}}),
             event("content_block_stop", {"index": 1}),
         ]
-    stop = "tool_use" if call else "end_turn"
+    stop = "tool_use" if call else ("max_tokens" if finish == "length" else "end_turn")
     tail += [
         event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}}),
         event("message_stop", {}),

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import orjson
 
+from .guard import note_own_write
+
 
 class AppendError(Exception):
     """Writing to a session file failed or was refused; the message is one line for the user."""
@@ -298,6 +300,7 @@ def append_line(path: Path | str, line: bytes, *, expect_size: int | None, lock_
             ) from None
         after = _fstat(wfd, path).st_size
         start = _locate(rfd, payload, size, after)
+        note_own_write(path)
         return AppendResult(offset=start + int(torn), size_before=size, size_after=after, repaired_torn_line=torn)
     finally:
         if rfd >= 0:
@@ -431,6 +434,7 @@ def rewrite_atomically(
                         with contextlib.suppress(OSError):
                             os.unlink(leftover)
         _fsync_dir(real.parent)
+        note_own_write(real)
         return saved
     finally:
         if rfd >= 0:

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PI_NAMES = frozenset({"pi", "pi-coding-agent"})
+OWN_WRITES = "own-writes.json"
+_OWN_KEEP = 64
+_own: dict[str, list[int]] = {}
 _RUNTIME = re.compile(r"(node|nodejs|bun)[\d.]*")
 _CONSEQUENCE = (
     "it keeps its own leaf in memory, so its next message will not follow the jump "
@@ -175,6 +178,64 @@ def _process_warnings(path: Path, st: os.stat_result, proc_root: Path) -> list[s
     return warnings
 
 
+def _signature(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _own_file() -> Path | None:
+    from .tree_cache import cache_dir
+
+    folder = cache_dir()
+    return folder / OWN_WRITES if folder is not None else None
+
+
+def note_own_write(path: Path | str) -> None:
+    """Remember the file as pitree's own append left it, so the next write does not warn that it "was modified
+    just now" because of pitree itself. Kept in memory and in pitree's cache folder (for the next command)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    key = os.path.realpath(path)
+    _own[key] = _signature(st)
+    record = _own_file()
+    if record is None:
+        return
+    import orjson
+
+    try:
+        try:
+            saved = orjson.loads(record.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            saved = {}
+        saved = saved if isinstance(saved, dict) else {}
+        saved.pop(key, None)
+        saved[key] = _own[key]
+        saved = dict(list(saved.items())[-_OWN_KEEP:])
+        record.parent.mkdir(parents=True, exist_ok=True)
+        tmp = record.with_name(f"{OWN_WRITES}.{os.getpid()}.tmp")
+        tmp.write_bytes(orjson.dumps(saved))
+        os.replace(tmp, record)
+    except OSError:
+        pass  # only a hint: without it the next write warns once more
+
+
+def _was_own_write(path: Path, st: os.stat_result) -> bool:
+    key = os.path.realpath(path)
+    if _own.get(key) == _signature(st):
+        return True
+    record = _own_file()
+    if record is None:
+        return False
+    import orjson
+
+    try:
+        saved = orjson.loads(record.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return False
+    return isinstance(saved, dict) and saved.get(key) == _signature(st)
+
+
 def write_warnings(
     path: Path | str,
     *,
@@ -192,7 +253,7 @@ def write_warnings(
         return []
     warnings = []
     age = (time.time() if now is None else now) - st.st_mtime
-    if age < recent_seconds:
+    if age < recent_seconds and not _was_own_write(path, st):
         ago = "just now" if age < 1 else f"{int(age)} s ago"
         warnings.append(f"{_show(path.name)} was modified {ago}: Pi may still be writing to it…")
     warnings.extend(_process_warnings(path, st, Path(proc_root)))

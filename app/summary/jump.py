@@ -3,10 +3,10 @@
 - Target is a user message or custom_message: the new leaf is its parent (null for a root) and its text
   goes back to the editor; any other target becomes the leaf itself; the current leaf: nothing happens.
 - What is left behind: old leaf up to (not incl.) the common ancestor of old leaf and target.
-- Persisting: a `branch_summary` (fromId = the abandoned old leaf, where Pi writes the target by a known
-  bug) or, for "no summary" or nothing to summarize, a `custom` entry of type `pitree.jump`, which Pi
-  ignores in context and hides in its tree. Either way the appended line is the last one, so it is
-  where `pi --session FILE` continues.
+- Persisting: a `branch_summary` as Pi 1.6 writes it (fromId = the abandoned old leaf, or "root"; 0.73
+  wrote the target by a bug) or, for "no summary" or nothing left behind, a `custom` entry of type
+  `pitree.jump`, which Pi ignores in context and hides in its tree. Either way the appended line is the
+  last one, so it is where `pi --session FILE` continues.
 """
 
 from __future__ import annotations
@@ -90,8 +90,10 @@ def summary_entry(
     read_files: list[str],
     modified_files: list[str],
     now: float | None = None,
+    usage: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    return {
+    """Pi 1.6's branchWithSummary entry, its keys in Pi's order; `usage` only when the model reported it."""
+    entry: dict[str, Any] = {
         "type": "branch_summary",
         "id": new_entry_id(tree),
         "parentId": plan.new_leaf_id,
@@ -100,6 +102,10 @@ def summary_entry(
         "summary": summary,
         "details": {"readFiles": read_files, "modifiedFiles": modified_files},
     }
+    if usage is not None:
+        entry["usage"] = usage
+    entry["fromHook"] = False
+    return entry
 
 
 def marker_entry(tree: SessionTree, plan: JumpPlan, reason: str, now: float | None = None) -> dict[str, Any]:

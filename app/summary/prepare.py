@@ -1,5 +1,9 @@
-"""Branch-summary preparation, Pi's rules: which entries are left behind, the token budget, file operations,
+"""Branch-summary preparation, Pi 1.6's rules: which entries are left behind, the token budget, file operations,
 and the prompt a model is sent (Pi's `branch-summarization.js` and `compaction/utils.js`).
+
+Pi 1.6 applies `context_edit`s among the collected entries, counts system messages in the budget without
+serializing them, and leaves thinking out. pitree follows 1.6 for every file, 0.x ones too (Pi 1.6 opens
+those); `serialize_conversation(..., thinking=True)` keeps 0.73's form for its parity tests.
 
 Pure: entries come in as dicts (already re-read and migrated by the store).
 """
@@ -9,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..session.entries import Node, estimate_message_tokens
+from ..session.entries import Node, estimate_message_tokens, js_len
 from ..session.text import as_str, json_compact
 from ..session.tree import SessionTree
 
@@ -19,7 +23,7 @@ BRANCH_SUMMARY_PREAMBLE = (
 
 SUMMARIZATION_SYSTEM_PROMPT = (
     "You are a context summarization assistant. Your task is to read a conversation between a user and an "
-    "AI coding assistant, then produce a structured summary following the exact format specified.\n\n"
+    "AI assistant, then produce a structured summary following the exact format specified.\n\n"
     "Do NOT continue the conversation. Do NOT respond to any questions in the conversation. "
     "ONLY output the structured summary."
 )
@@ -98,21 +102,43 @@ def collect_for_summary(tree: SessionTree, old_leaf: Node | None, target: Node) 
     return out, ancestor
 
 
-def message_of_entry(entry: dict[str, Any]) -> dict[str, Any] | None:
-    """Pi's getMessageFromEntry (branch summarization): tool results and settings give nothing."""
+def _project(message: dict[str, Any], edit: dict[str, Any]) -> dict[str, Any] | None:
+    """Pi's projectContextEntry for one message under a context_edit: null omits, else the content is replaced
+    (a string becomes one text block for assistant and toolResult targets)."""
+    replacement = edit.get("replacement")
+    if not isinstance(replacement, dict):
+        return None
+    if message.get("role") not in ("user", "assistant", "toolResult", "custom"):
+        return message
+    content = replacement.get("content")
+    if message.get("role") in ("assistant", "toolResult") and isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    return {**message, "content": content}
+
+
+def message_of_entry(entry: dict[str, Any], edit: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """Pi's getMessageFromEntry (branch summarization): tool results and settings give nothing; `edit` is the
+    latest context_edit aimed at this entry."""
     etype = entry.get("type")
     if etype == "message":
         msg = entry.get("message")
         if not isinstance(msg, dict) or msg.get("role") == "toolResult":
             return None
+        if edit is not None:
+            if msg.get("role") == "system" and msg.get("content") is None:
+                msg = {**msg, "content": ""}
+            elif msg.get("role") in ("user", "assistant") and msg.get("content") is None:
+                msg = {**msg, "content": []}
+            return _project(msg, edit)
         return msg
     if etype == "custom_message":
-        return {
+        custom: dict[str, Any] = {
             "role": "custom",
             "customType": entry.get("customType"),
-            "content": entry.get("content"),
+            "content": entry.get("content") if edit is None or entry.get("content") is not None else [],
             "display": entry.get("display"),
         }
+        return custom if edit is None else _project(custom, edit)
     if etype == "branch_summary":
         return {"role": "branchSummary", "summary": entry.get("summary"), "fromId": entry.get("fromId")}
     if etype == "compaction":
@@ -145,8 +171,42 @@ def extract_file_ops(message: dict[str, Any], ops: FileOps) -> None:
             ops.edited.add(path)
 
 
-def prepare_branch_entries(entries: list[dict[str, Any]], token_budget: int = 0) -> Prepared:
-    """Pi's prepareBranchEntries: newest to oldest within the budget; file ops from all entries."""
+def estimate_tokens(message: dict[str, Any], pi073: bool = False) -> int:
+    """Pi 1.6's estimateTokens: a system message counts its content, its sections and its added tools' JSON;
+    a user message counts images too (4,800 characters each; `pi073`: not, as 0.73 did)."""
+    role = message.get("role")
+    if pi073:
+        return estimate_message_tokens(role, message)
+    if role == "system":
+        content = message.get("content")
+        chars = js_len(content) if isinstance(content, str) else _text_image_chars(content)
+        sections = message.get("sections")
+        if isinstance(sections, dict):
+            chars += sum(js_len(v) for v in sections.values() if isinstance(v, str) and v)
+        if message.get("toolsAdded"):
+            chars += js_len(json_compact(message.get("toolsAdded")))
+        return -(-chars // 4)
+    if role == "user":
+        content = message.get("content")
+        chars = js_len(content) if isinstance(content, str) else _text_image_chars(content)
+        return -(-chars // 4)
+    return estimate_message_tokens(role, message)
+
+
+def _text_image_chars(content: Any) -> int:
+    chars = 0
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict):
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                chars += js_len(block["text"])
+            elif block.get("type") == "image":
+                chars += 4800
+    return chars
+
+
+def prepare_branch_entries(entries: list[dict[str, Any]], token_budget: int = 0, pi073: bool = False) -> Prepared:
+    """Pi's prepareBranchEntries: newest to oldest within the budget, the latest context_edit per target
+    honoured; file ops from summaries' details and from the messages walked."""
     ops = FileOps()
     for entry in entries:
         details = entry.get("details")
@@ -156,14 +216,19 @@ def prepare_branch_entries(entries: list[dict[str, Any]], token_budget: int = 0)
                 ops.read.update(f for f in read if isinstance(f, str))
             if isinstance(modified, list):
                 ops.edited.update(f for f in modified if isinstance(f, str))
+    edits: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        if entry.get("type") == "context_edit" and isinstance(entry.get("targetId"), str):
+            edits[entry["targetId"]] = entry
     messages: list[dict[str, Any]] = []
     total = 0
     for entry in reversed(entries):
-        message = message_of_entry(entry)
+        eid = entry.get("id")
+        message = message_of_entry(entry, edits.get(eid) if isinstance(eid, str) else None)
         if message is None:
             continue
         extract_file_ops(message, ops)
-        tokens = estimate_message_tokens(message.get("role"), message)
+        tokens = estimate_tokens(message, pi073)
         if token_budget > 0 and total + tokens > token_budget:
             if entry.get("type") in ("compaction", "branch_summary") and total < token_budget * 0.9:
                 messages.insert(0, message)
@@ -211,7 +276,7 @@ def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif role == "compactionSummary":
             text = COMPACTION_SUMMARY_PREFIX + as_str(m.get("summary")) + COMPACTION_SUMMARY_SUFFIX
             out.append({"role": "user", "content": [{"type": "text", "text": text}]})
-        elif role in ("user", "assistant", "toolResult"):
+        elif role in ("system", "user", "assistant", "toolResult"):
             out.append(m)
     return out
 
@@ -230,8 +295,9 @@ def _truncate(text: str, limit: int) -> str:
     return f"{text[:limit]}\n\n[... {len(text) - limit} more characters truncated]"
 
 
-def serialize_conversation(messages: list[dict[str, Any]]) -> str:
-    """Pi's serializeConversation: `[User]: …`, `[Assistant]: …`, tool calls, tool results cut at 2000."""
+def serialize_conversation(messages: list[dict[str, Any]], thinking: bool = False) -> str:
+    """Pi 1.6's serializeConversation: `[User]: …`, `[Assistant]: …`, tool calls, tool results cut at 2000;
+    system messages and thinking give no line (`thinking=True`: Pi 0.73's `[Assistant thinking]` too)."""
     parts: list[str] = []
     for msg in messages:
         role = msg.get("role")
@@ -241,7 +307,7 @@ def serialize_conversation(messages: list[dict[str, Any]]) -> str:
                 parts.append(f"[User]: {content}")
         elif role == "assistant":
             texts: list[str] = []
-            thinking: list[str] = []
+            thoughts: list[str] = []
             calls: list[str] = []
             blocks: list[Any] = msg.get("content") if isinstance(msg.get("content"), list) else []  # type: ignore[assignment]
             for block in blocks:
@@ -250,15 +316,15 @@ def serialize_conversation(messages: list[dict[str, Any]]) -> str:
                 btype = block.get("type")
                 if btype == "text":
                     texts.append(as_str(block.get("text")))
-                elif btype == "thinking":
-                    thinking.append(as_str(block.get("thinking")))
+                elif btype == "thinking" and thinking:
+                    thoughts.append(as_str(block.get("thinking")))
                 elif btype == "toolCall":
                     args = block.get("arguments")
                     items = args.items() if isinstance(args, dict) else []
                     args_s = ", ".join(f"{k}={json_compact(v)}" for k, v in items)
                     calls.append(f"{as_str(block.get('name'))}({args_s})")
-            if thinking:
-                parts.append("[Assistant thinking]: " + "\n".join(thinking))
+            if thoughts:
+                parts.append("[Assistant thinking]: " + "\n".join(thoughts))
             if texts:
                 parts.append("[Assistant]: " + "\n".join(texts))
             if calls:

@@ -3,7 +3,7 @@ either fill the headings offline (extractive) or stream a model's answer, and wr
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +13,7 @@ from .backends import extractive
 from .jump import JumpPlan
 from .prepare import (
     SUMMARIZATION_SYSTEM_PROMPT,
+    FileOps,
     Prepared,
     build_prompt_text,
     finish_summary,
@@ -20,8 +21,11 @@ from .prepare import (
     token_budget,
 )
 
-SUMMARIZERS = ("none", "extractive", "openai", "anthropic")
+SUMMARIZERS = ("none", "extractive", "openai", "anthropic", "pi")
 NO_CONTENT = "No content to summarize"
+DEFAULT_RESERVE = 16384
+RATE_LIMIT_RETRIES = 3
+MAX_RETRY_WAIT = 60.0
 
 
 @dataclass
@@ -41,11 +45,18 @@ def prepare_job(
     return SummaryJob(entries, prepare_branch_entries(entries, token_budget(context_window, reserve)))
 
 
+def no_content() -> tuple[str, list[str], list[str]]:
+    """Pi 1.6 when no message survives preparation: this literal, no preamble, empty file lists, still written."""
+    return NO_CONTENT, [], []
+
+
 def extractive_summary(job: SummaryJob) -> tuple[str, list[str], list[str]]:
-    """(summary text with Pi's preamble and file lists, read files, modified files)."""
+    """(summary text with Pi's preamble and file lists, read files, modified files).
+
+    Reads that never succeeded (a directory, a missing file, no result) are left out of the read files here: the offline
+    summary is pitree's own, and a person would not list them. A model summary keeps Pi's lists exactly."""
     if job.empty:
-        read, modified = job.prepared.file_ops.lists()
-        return NO_CONTENT, read, modified
+        return no_content()
     # The budgeted messages are what a model would see; the extractive pass reads the same window.
     kept = {id(m) for m in job.prepared.messages}
     window = [e for e in job.entries if id(e.get("message")) in kept or e.get("type") != "message"]
@@ -53,7 +64,11 @@ def extractive_summary(job: SummaryJob) -> tuple[str, list[str], list[str]]:
         e for e in job.entries if isinstance(e.get("message"), dict) and e["message"].get("role") == "toolResult"
     ]
     ordered = sorted(window + tool_results, key=lambda e: job.entries.index(e))
-    return finish_summary(extractive.summarize(ordered), job.prepared.file_ops)
+    ops = job.prepared.file_ops
+    failed = extractive.failed_reads(job.entries)
+    if failed:
+        ops = FileOps(ops.read - failed, ops.written, ops.edited)
+    return finish_summary(extractive.summarize(ordered), ops)
 
 
 def model_request_text(job: SummaryJob, instructions: str | None) -> tuple[str, str]:
@@ -61,13 +76,52 @@ def model_request_text(job: SummaryJob, instructions: str | None) -> tuple[str, 
     return SUMMARIZATION_SYSTEM_PROMPT, build_prompt_text(job.prepared, instructions)
 
 
-async def stream_model_summary(job: SummaryJob, backend: Any, instructions: str | None) -> AsyncIterator[str]:
-    """Text deltas of the model's answer (the caller joins them and calls `finish_summary`)."""
-    from .backends.base import SummaryRequest
+async def stream_model_summary(
+    job: SummaryJob,
+    backend: Any,
+    instructions: str | None,
+    max_answer_tokens: int = DEFAULT_RESERVE,
+    max_tokens: int = 2048,
+    on_retry: Callable[[str], None] | None = None,
+) -> AsyncIterator[str]:
+    """Text deltas of the model's answer (the caller joins them and calls `finish_summary`).
+
+    A 429 before any text is retried up to RATE_LIMIT_RETRIES times after the server's Retry-After (at most
+    MAX_RETRY_WAIT s each), `on_retry` told each time. An answer longer than `max_answer_tokens` (Pi's
+    estimate; Pi reserves branchSummary.reserveTokens for it) or cut by the output limit fails, as Pi's does."""
+    import asyncio
+    from contextlib import aclosing
+
+    from .backends.base import BackendError, BackendRateLimited, SummaryRequest
 
     system, prompt = model_request_text(job, instructions)
-    async for delta in backend.stream(SummaryRequest(system_prompt=system, prompt_text=prompt, max_tokens=2048)):
-        yield delta
+    request = SummaryRequest(system_prompt=system, prompt_text=prompt, max_tokens=max_tokens)
+    max_answer_tokens = max(max_answer_tokens, max_tokens)  # an answer within what was asked for is never cut
+    limit = max_answer_tokens * 4
+    for attempt in range(RATE_LIMIT_RETRIES + 1):
+        size = 0
+        try:
+            async with aclosing(backend.stream(request)) as deltas:
+                async for delta in deltas:
+                    size += len(delta)
+                    if size > limit:
+                        raise BackendError(
+                            f"{backend.name}: the answer passed {max_answer_tokens:,} tokens, the budget Pi reserves "
+                            "for a branch summary; stopped it, nothing written"
+                        )
+                    yield delta
+            break
+        except BackendRateLimited as exc:
+            if size or attempt == RATE_LIMIT_RETRIES:
+                raise
+            wait = min(MAX_RETRY_WAIT, exc.retry_after if exc.retry_after is not None else 2.0 * (attempt + 1))
+            if on_retry is not None:
+                on_retry(f"rate limited; retry {attempt + 1} of {RATE_LIMIT_RETRIES} in {wait:g} s")
+            await asyncio.sleep(wait)
+    if getattr(backend, "stop_reason", "stop") == "length":
+        raise BackendError(
+            f"{backend.name}: branch summarization failed: generation hit the token cap and the summary is incomplete"
+        )
 
 
 def finish_model_summary(job: SummaryJob, model_text: str) -> tuple[str, list[str], list[str]]:

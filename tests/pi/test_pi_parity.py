@@ -97,7 +97,7 @@ def pitree_view(path: Path) -> dict[str, Any]:
 def pitree_prepare(path: Path, old: str, target: str, budget: int) -> dict[str, Any]:
     tree, _ = load_session(path)
     nodes, common = collect_for_summary(tree, tree.get(old), tree.get(target))
-    prepared = prepare_branch_entries(EntryReader(path, tree).entries(nodes), budget)
+    prepared = prepare_branch_entries(EntryReader(path, tree).entries(nodes), budget, pi073=True)
     return {
         "entries": [n.id for n in nodes],
         "commonAncestorId": common.id if common else None,
@@ -107,7 +107,7 @@ def pitree_prepare(path: Path, old: str, target: str, budget: int) -> dict[str, 
         "read": sorted(prepared.file_ops.read),
         "written": sorted(prepared.file_ops.written),
         "edited": sorted(prepared.file_ops.edited),
-        "serialized": serialize_conversation(convert_to_llm(prepared.messages)),
+        "serialized": serialize_conversation(convert_to_llm(prepared.messages), thinking=True),  # 0.73 form
     }
 
 

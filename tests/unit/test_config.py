@@ -41,7 +41,7 @@ def load(
 def test_defaults_without_file_or_environment(tmp_path: Path) -> None:
     config = load(tmp_path)
     got = (config.summarizer, config.model, config.timeout, config.context_window, config.reserve_tokens)
-    assert got == ("extractive", None, 60.0, 128000, 16384)
+    assert got == ("auto", None, 60.0, 128000, 16384)
     assert config.openai_api_key is None and config.anthropic_base_url is None
     assert config.path is None and config.warnings == []
 
@@ -67,7 +67,8 @@ api_key = "ak"
 model = "claude-x"
 """,
     )
-    assert dataclasses.asdict(config) | {"path": None, "warnings": []} == {
+    assert set(config.sources.values()) == {str(tmp_path / "config.toml")} and len(config.sources) == 11
+    assert dataclasses.asdict(config) | {"path": None, "warnings": [], "sources": {}} == {
         "summarizer": "openai",
         "model": "llama3.1",
         "timeout": 12.0,
@@ -81,6 +82,7 @@ model = "claude-x"
         "anthropic_model": "claude-x",
         "path": None,
         "warnings": [],
+        "sources": {},
     }
     assert config.path == tmp_path / "config.toml" and isinstance(config.timeout, float)
 
@@ -89,7 +91,7 @@ FILE = 'summarizer = "anthropic"\nmodel = "file-model"\ntimeout = 10\n[openai]\n
 
 # (file, env, overrides, expected settings): flags > env > file > defaults, field by field.
 PRECEDENCE: list[tuple[str | None, dict[str, str], dict[str, object], dict[str, Any]]] = [
-    (None, {}, {}, {"summarizer": "extractive", "model": None, "timeout": 60.0, "openai_api_key": None}),
+    (None, {}, {}, {"summarizer": "auto", "model": None, "timeout": 60.0, "openai_api_key": None}),
     (FILE, {}, {}, {"summarizer": "anthropic", "model": "file-model", "timeout": 10.0, "openai_api_key": "file-key"}),
     (
         FILE,
@@ -298,3 +300,104 @@ def test_replace_keeps_working(tmp_path: Path) -> None:
     # The jump dialog switches summarizer with dataclasses.replace.
     config = load(tmp_path, env={"OPENAI_API_KEY": KEY})
     assert dataclasses.replace(config, summarizer="openai").openai_api_key == KEY
+
+
+# ---- Pi's agent folder (app/summary/pi_agent.py) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("plain-key", "plain-key"),
+        ("MY_KEY", "MY_KEY"),  # a bare name is a literal
+        ("$MY_KEY", "from-env"),
+        ("${MY_KEY}-x", "from-env-x"),
+        ("a$$b$!c", "a$b!c"),
+        ("$UNSET_VAR", None),
+        ("${not a name}", "${not a name}"),
+        ("cost $5", "cost $5"),
+    ],
+)
+def test_pi_key_values_resolve_like_pi(value: str, expected: str | None) -> None:
+    from pitree.summary.pi_agent import resolve_value
+
+    assert resolve_value(value, {"MY_KEY": "from-env"}, "test") == expected
+
+
+def test_pi_key_command_needs_consent(tmp_path: Path) -> None:
+    from pitree.summary.pi_agent import NeedsCommand, resolve_value
+
+    marker = tmp_path / "ran"
+    with pytest.raises(NeedsCommand):
+        resolve_value(f"!touch {marker}; echo k", {}, "test")
+    assert not marker.exists()
+    assert resolve_value(f"!touch {marker}; echo ' k1 '", {}, "test", allow_command=True) == "k1"
+    assert marker.exists()
+    assert resolve_value("!exit 3", {}, "test", allow_command=True) is None
+
+
+def test_pi_key_order_auth_then_models_then_env(tmp_path: Path) -> None:
+    import orjson
+    from pitree.summary.pi_agent import PiAgentError, pi_model
+
+    env = {"PI_CODING_AGENT_DIR": str(tmp_path), "ANTHROPIC_API_KEY": "from-env"}
+    assert pi_model("anthropic", "claude-x", env).api_key == "from-env"
+    (tmp_path / "models.json").write_bytes(orjson.dumps({"providers": {"anthropic": {"apiKey": "from-models"}}}))
+    assert pi_model("anthropic", "claude-x", env).api_key == "from-models"
+    (tmp_path / "auth.json").write_bytes(orjson.dumps({"anthropic": {"type": "api_key", "key": "from-auth"}}))
+    got = pi_model("anthropic", "claude-x", env)
+    assert got.api_key == "from-auth" and "from-auth" not in repr(got) and got.context_window is None
+    (tmp_path / "auth.json").write_bytes(orjson.dumps({"anthropic": {"type": "oauth", "access": "t"}}))
+    with pytest.raises(PiAgentError, match="OAuth"):
+        pi_model("anthropic", "claude-x", env)
+    with pytest.raises(PiAgentError, match="google-generative-ai"):
+        _google(tmp_path, env)
+    (tmp_path / "settings.json").write_bytes(
+        orjson.dumps({"defaultProvider": "openai", "defaultModel": "gpt-x", "branchSummary": {"reserveTokens": 999}})
+    )
+    got = pi_model(None, None, {**env, "OPENAI_API_KEY": "oa"})
+    assert (got.provider, got.model, got.api, got.reserve_tokens) == ("openai", "gpt-x", "openai-completions", 999)
+
+
+def _google(tmp_path: Path, env: dict[str, str]) -> None:
+    import orjson
+    from pitree.summary.pi_agent import pi_model
+
+    models = {"providers": {"google": {"api": "google-generative-ai", "baseUrl": "https://g", "apiKey": "k"}}}
+    (tmp_path / "models.json").write_bytes(orjson.dumps(models))
+    pi_model("google", "gemini", env)
+
+
+def test_pi_anthropic_oauth_token_in_the_environment_is_refused(tmp_path: Path) -> None:
+    from pitree.summary.pi_agent import PiAgentError, pi_model
+
+    env = {"PI_CODING_AGENT_DIR": str(tmp_path), "ANTHROPIC_OAUTH_TOKEN": "sk-ant-oat01-x", "ANTHROPIC_API_KEY": "k"}
+    with pytest.raises(PiAgentError, match="OAuth token"):
+        pi_model("anthropic", "claude-x", env)  # Pi would pick the OAuth token first; pitree cannot use it
+    assert pi_model("anthropic", "claude-x", {**env, "ANTHROPIC_OAUTH_TOKEN": ""}).api_key == "k"
+
+
+def test_pi_names_from_the_session_reach_messages_made_safe(tmp_path: Path) -> None:
+    from pitree.summary.pi_agent import PiAgentError, pi_model
+
+    with pytest.raises(PiAgentError) as info:
+        pi_model("evil\x1b[2J\u202eprov", "m\x07", {"PI_CODING_AGENT_DIR": str(tmp_path)})
+    assert str(info.value).isprintable() and "\x1b" not in str(info.value)
+
+
+def test_offline_budget_is_pis_for_the_session(tmp_path: Path) -> None:
+    import orjson
+    from pitree.config import load_config
+    from pitree.session.load import load_bytes
+    from pitree.summary.choose import choose
+
+    from tests.unit.sessions import assistant, to_bytes, user
+
+    tree = load_bytes(to_bytes([user("u", None, "hi"), assistant("a", "u", "yo", provider="openai", model="gpt-4o")]))
+    env = {"PI_CODING_AGENT_DIR": str(tmp_path), "PITREE_CONFIG": str(tmp_path / "none.toml")}
+    (tmp_path / "settings.json").write_bytes(orjson.dumps({"branchSummary": {"reserveTokens": 1000}}))
+    choice = choose(load_config(overrides={"summarizer": "extractive"}, env=env), tree, env)
+    assert (choice.context_window, choice.reserve_tokens) == (128000, 1000)  # gpt-4o's window in Pi's catalog
+    flags = {"summarizer": "extractive", "context_window": 5000, "reserve_tokens": 100}
+    choice = choose(load_config(overrides=flags, env=env), tree, env)
+    assert (choice.context_window, choice.reserve_tokens) == (5000, 100)

@@ -197,9 +197,8 @@ def test_serialize_conversation_matches_pi() -> None:
         {"role": "user", "content": ""},
     ]
     out = serialize_conversation(messages)
-    assert out.split("\n\n")[:4] == [
+    assert out.split("\n\n")[:3] == [
         "[User]: hello there",
-        "[Assistant thinking]: hmm",
         "[Assistant]: ok",
         '[Assistant tool calls]: bash(command="ls -la", timeout=5); read(path="a.py")',
     ]

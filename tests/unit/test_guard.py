@@ -303,3 +303,21 @@ def test_real_node_titled_pi(tmp_path: Path, spawn: list[subprocess.Popen[bytes]
         mine = [w for w in write_warnings(path, now=time.time() + 3600) if f"(pid {pid})" in w]
     assert len(mine) == 1
     assert ("has " if holds else "works in ") in mine[0] and LEAF in mine[0]
+
+
+def test_pitrees_own_append_does_not_warn_but_a_later_write_does(
+    tmp_path: Path, session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pitree.store import guard
+    from pitree.store.append import append_line
+
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    append_line(session, b'{"type":"custom","id":"a1","parentId":null}', expect_size=session.stat().st_size)
+    now = session.stat().st_mtime + 1
+    assert write_warnings(session, now=now, proc_root=tmp_path / "noproc") == []
+    guard._own.clear()  # the next pitree process: the record in the cache folder still knows
+    assert write_warnings(session, now=now, proc_root=tmp_path / "noproc") == []
+    with session.open("ab") as f:  # Pi appends after pitree
+        f.write(b'{"type":"custom","id":"a2","parentId":"a1"}\n')
+    [warning] = write_warnings(session, now=session.stat().st_mtime + 1, proc_root=tmp_path / "noproc")
+    assert "was modified 1 s ago" in warning

@@ -321,3 +321,83 @@ def test_safe_message(text: str, secrets: list[str | None], expected: str) -> No
 )
 def test_display_url_drops_credentials(url: str, expected: str) -> None:
     assert display_url(url) == expected
+
+
+# -- issue #21: non-JSON data lines, 429 with Retry-After, oversized answers; usage --------------------------
+
+
+def _job():  # type: ignore[no-untyped-def]
+    from pitree.summary.prepare import prepare_branch_entries
+    from pitree.summary.run import SummaryJob
+
+    from tests.unit.sessions import assistant, user
+
+    entries = [user("u", None, "fix the bug"), assistant("a", "u", "done")]
+    return SummaryJob(entries, prepare_branch_entries(entries))
+
+
+async def _run(backend: Backend, **kw) -> str:  # type: ignore[no-untyped-def]
+    from pitree.summary.run import stream_model_summary
+
+    return "".join([d async for d in stream_model_summary(_job(), backend, None, **kw)])
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_non_json_data_line_is_a_clear_backend_error(provider: str, server: FakeLLMServer) -> None:
+    from tests.llm_server import garbage
+
+    server.script(garbage(after=1))
+    backend = make(provider, base_url(provider, server), timeout=2)
+    if provider == "anthropic":  # its SDK skips a data line with no event name: the answer completes
+        assert "".join(await collect(backend)) == "one two three four"
+        return
+    exc, _, _ = await failure(backend)
+    assert type(exc) is BackendError and "not JSON" in str(exc) and KEY not in str(exc)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_429_is_retried_after_retry_after_with_progress(provider: str, server: FakeLLMServer) -> None:
+    server.script(status(429, "slow down", retry_after="0"), status(429, retry_after="0"), ok("## Goal\nfine"))
+    told: list[str] = []
+    assert await _run(make(provider, base_url(provider, server)), on_retry=told.append) == "## Goal\nfine"
+    assert len(server.requests) == 3 and told == [
+        "rate limited; retry 1 of 3 in 0 s",
+        "rate limited; retry 2 of 3 in 0 s",
+    ]
+
+
+async def test_429_gives_up_after_three_retries(server: FakeLLMServer) -> None:
+    server.script(status(429, "slow down", retry_after="0"))
+    with pytest.raises(BackendRateLimited):
+        await _run(make("openai", server.openai_url))
+    assert len(server.requests) == 4
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_oversized_answer_is_stopped_and_refused(provider: str, server: FakeLLMServer) -> None:
+    server.script(ok("x" * 5000, chunks=50))
+    with pytest.raises(BackendError, match="passed 1,000 tokens"):
+        await _run(make(provider, base_url(provider, server)), max_answer_tokens=1000, max_tokens=500)
+    assert server.wait_until(lambda: server.active == 0)
+    # A reserve smaller than the output asked for never cuts an answer within it.
+    server.script(ok("y" * 3000, chunks=10))
+    assert await _run(make(provider, base_url(provider, server)), max_answer_tokens=0, max_tokens=1000) == "y" * 3000
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_answer_cut_by_the_output_limit_fails_like_pi(provider: str, server: FakeLLMServer) -> None:
+    server.script(ok("## Goal\ncut", finish="length"))
+    with pytest.raises(BackendError, match="hit the token cap"):
+        await _run(make(provider, base_url(provider, server)))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_usage_is_reported_in_pis_shape(provider: str, server: FakeLLMServer) -> None:
+    server.script(ok("fine", usage=(10, 5)))
+    backend = make(provider, base_url(provider, server))
+    await collect(backend)
+    assert backend.usage is not None
+    assert (backend.usage["input"], backend.usage["output"], backend.usage["totalTokens"]) == (10, 5, 15)
+    assert backend.usage["cost"]["total"] == 0
+    if provider == "openai":
+        assert server.requests[0].body["stream_options"] == {"include_usage": True}

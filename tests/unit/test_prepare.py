@@ -270,14 +270,17 @@ def test_serialize_conversation() -> None:
         {"role": "toolResult", "content": [{"type": "text", "text": "result"}]},
         {"role": "toolResult", "content": []},
     ]
-    assert serialize_conversation(messages) == (
+    pi16 = (
         "[User]: plain\n\n"
         "[User]: ab\n\n"
-        "[Assistant thinking]: hmm\n\n"
         "[Assistant]: answer\n\n"
         '[Assistant tool calls]: read(path="x.py", offset=3); bash(command="ls \\"q\\"")\n\n'
         "[Assistant]: one\ntwo\n\n"
         "[Tool result]: result"
+    )
+    assert serialize_conversation(messages) == pi16  # Pi 1.6 leaves thinking out
+    assert serialize_conversation(messages, thinking=True) == pi16.replace(
+        "[Assistant]: answer", "[Assistant thinking]: hmm\n\n[Assistant]: answer"
     )
 
 

@@ -16,6 +16,9 @@ from .base import (
     display_url,
     error_detail,
     error_kind,
+    not_json_error,
+    pi_usage,
+    rate_limited,
     safe_message,
     status_error,
     transport_error,
@@ -37,6 +40,7 @@ class AnthropicBackend:
         model: str = DEFAULT_MODEL,
         timeout: float = 60.0,
         max_retries: int = 0,
+        headers: dict[str, str] | None = None,
     ) -> None:
         try:
             import anthropic
@@ -49,6 +53,9 @@ class AnthropicBackend:
         self.model = model
         self.timeout = timeout
         self.max_retries = max_retries
+        self.headers = dict(headers or {})
+        self.usage: dict[str, Any] | None = None
+        self.stop_reason = "stop"
 
     def __repr__(self) -> str:
         url = display_url(self.base_url)
@@ -58,9 +65,15 @@ class AnthropicBackend:
         """Text deltas of the answer. Cancelling the consuming task closes the connection."""
         sdk = self._sdk
         finished = False
+        self.usage, self.stop_reason = None, "stop"
+        counts = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
         try:
             async with sdk.AsyncAnthropic(
-                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+                api_key=self._api_key,
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+                default_headers=self.headers or None,
             ) as client:
                 stream = await client.messages.create(
                     model=self.model,
@@ -74,20 +87,32 @@ class AnthropicBackend:
                         if event.type == "content_block_delta":
                             if getattr(event.delta, "type", "") == "text_delta" and event.delta.text:
                                 yield event.delta.text
+                        elif event.type == "message_start":
+                            _count(counts, getattr(event.message, "usage", None))
+                        elif event.type == "message_delta":
+                            _count(counts, getattr(event, "usage", None))
+                            if getattr(event.delta, "stop_reason", None) == "max_tokens":
+                                self.stop_reason = "length"
                         elif event.type == "message_stop":
                             finished = True
+                            self.usage = pi_usage(
+                                counts["input"], counts["output"], counts["cache_read"], counts["cache_write"]
+                            )
         except BackendError:
             raise
         except sdk.APIStatusError as exc:
             # An `error` event inside a 200 stream arrives as a status error too; its type says what it was.
-            raise status_error(
+            error = status_error(
                 self.name,
                 exc.status_code,
                 self.base_url,
                 error_detail(exc.body),
                 [self._api_key],
                 kind=error_kind(exc.body),
-            ) from None
+            )
+            raise rate_limited(error, getattr(exc.response, "headers", None)) from None
+        except ValueError:
+            raise not_json_error(self.name, self.base_url, [self._api_key]) from None
         except Exception as exc:
             mapped = self._other_error(exc)
             if mapped is None:
@@ -106,3 +131,18 @@ class AnthropicBackend:
         detail = error_detail(getattr(exc, "body", None)) or str(exc) or type(exc).__name__
         text = f"{self.name}: {detail} (at {display_url(self.base_url)})"
         return BackendError(safe_message(text, [self._api_key]))
+
+
+def _count(counts: dict[str, int], usage: Any) -> None:
+    """Anthropic reports input at message_start and cumulative output at message_delta; keep the latest."""
+    if usage is None:
+        return
+    for key, attr in (
+        ("input", "input_tokens"),
+        ("output", "output_tokens"),
+        ("cache_read", "cache_read_input_tokens"),
+        ("cache_write", "cache_creation_input_tokens"),
+    ):
+        value = getattr(usage, attr, None)
+        if isinstance(value, int):
+            counts[key] = value

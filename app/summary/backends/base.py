@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 MAX_MESSAGE = 300
@@ -35,7 +35,9 @@ class BackendAuthError(BackendError):
 
 
 class BackendRateLimited(BackendError):
-    """The provider asked us to slow down (HTTP 429)."""
+    """The provider asked us to slow down (HTTP 429); `retry_after` is its Retry-After in seconds, if given."""
+
+    retry_after: float | None = None
 
 
 class BackendTimeout(BackendError):
@@ -51,10 +53,13 @@ class BackendCancelled(BackendError):
 
 
 class Backend(Protocol):
-    """A model summarizer: `name` ("openai", "anthropic") and the `model` it asks."""
+    """A model summarizer: `name` ("openai", "anthropic") and the `model` it asks. After a stream ends,
+    `usage` is the usage the model reported in Pi's form (or None) and `stop_reason` Pi's: "stop" or "length"."""
 
     name: str
     model: str
+    usage: dict[str, Any] | None
+    stop_reason: str
 
     # An async generator: implementations are `async def stream(...)` containing `yield`.
     def stream(self, request: SummaryRequest) -> AsyncIterator[str]: ...
@@ -168,3 +173,41 @@ def error_kind(body: object) -> str:
         if isinstance(inner, dict) and isinstance(inner.get("type"), str):
             return inner["type"]
     return ""
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """A Retry-After (or retry-after-ms) header in seconds, when it is a number; None otherwise."""
+    if headers is None:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000)
+        raw = headers.get("retry-after")
+        return max(0.0, float(raw)) if raw is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def rate_limited(exc: BackendError, headers: Any) -> BackendError:
+    if isinstance(exc, BackendRateLimited):
+        exc.retry_after = retry_after_seconds(headers)
+    return exc
+
+
+def pi_usage(input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0) -> dict[str, Any]:
+    """Pi's Usage shape. pitree knows no prices, so the cost is 0 (Pi computes it from its model catalog)."""
+    total = input_tokens + output_tokens + cache_read + cache_write
+    zero = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    return {
+        "input": input_tokens,
+        "output": output_tokens,
+        "cacheRead": cache_read,
+        "cacheWrite": cache_write,
+        "totalTokens": total,
+        "cost": zero,
+    }
+
+
+def not_json_error(provider: str, url: str, secrets: Iterable[str | None]) -> BackendError:
+    return BackendError(safe_message(f"{provider}: {display_url(url)} streamed a line that is not JSON", secrets))

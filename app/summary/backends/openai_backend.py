@@ -16,6 +16,9 @@ from .base import (
     SummaryRequest,
     display_url,
     error_detail,
+    not_json_error,
+    pi_usage,
+    rate_limited,
     safe_message,
     status_error,
     transport_error,
@@ -39,6 +42,7 @@ class OpenAIBackend:
         model: str = DEFAULT_MODEL,
         timeout: float = 60.0,
         max_retries: int = 0,
+        headers: dict[str, str] | None = None,
     ) -> None:
         try:
             import openai
@@ -52,6 +56,9 @@ class OpenAIBackend:
         self.model = model
         self.timeout = timeout
         self.max_retries = max_retries
+        self.headers = dict(headers or {})
+        self.usage: dict[str, Any] | None = None
+        self.stop_reason = "stop"
 
     def __repr__(self) -> str:
         url = display_url(self.base_url)
@@ -65,25 +72,37 @@ class OpenAIBackend:
             {"role": "user", "content": request.prompt_text},
         ]
         finished = False
+        self.usage, self.stop_reason = None, "stop"
         try:
             async with sdk.AsyncOpenAI(
-                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+                api_key=self._api_key,
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+                default_headers=self.headers or None,
             ) as client:
                 stream = await self._create(client, messages, request.max_tokens)
                 async with stream:
                     async for chunk in stream:
+                        usage = getattr(chunk, "usage", None)
+                        if usage is not None:
+                            self.usage = _usage(usage)
                         for choice in chunk.choices or ():
                             delta = choice.delta
                             if delta is not None and delta.content:
                                 yield delta.content
                             if choice.finish_reason:
                                 finished = True
+                                if choice.finish_reason == "length":
+                                    self.stop_reason = "length"
         except BackendError:
             raise
         except sdk.APIStatusError as exc:
-            raise status_error(
-                self.name, exc.status_code, self.base_url, error_detail(exc.body), [self._api_key]
-            ) from None
+            error = status_error(self.name, exc.status_code, self.base_url, error_detail(exc.body), [self._api_key])
+            raise rate_limited(error, getattr(exc.response, "headers", None)) from None
+        except ValueError:
+            # A `data:` line that is not JSON (json.JSONDecodeError is a ValueError).
+            raise not_json_error(self.name, self.base_url, [self._api_key]) from None
         except Exception as exc:
             mapped = self._other_error(exc)
             if mapped is None:
@@ -97,14 +116,15 @@ class OpenAIBackend:
 
     async def _create(self, client: Any, messages: list[dict[str, str]], max_tokens: int) -> Any:
         create = client.chat.completions.create
+        usage = {"stream_options": {"include_usage": True}}
         try:
-            return await create(model=self.model, messages=messages, max_tokens=max_tokens, stream=True)
+            return await create(model=self.model, messages=messages, max_tokens=max_tokens, stream=True, **usage)
         except self._sdk.BadRequestError as exc:
             # OpenAI's reasoning models refuse max_tokens and name its replacement; local servers
             # want max_tokens.
             if "max_completion_tokens" not in error_detail(exc.body):
                 raise
-        return await create(model=self.model, messages=messages, max_completion_tokens=max_tokens, stream=True)
+        return await create(model=self.model, messages=messages, max_completion_tokens=max_tokens, stream=True, **usage)
 
     def _other_error(self, exc: Exception) -> BackendError | None:
         mapped = transport_error(self.name, exc, self.base_url, self.timeout, [self._api_key])
@@ -113,3 +133,10 @@ class OpenAIBackend:
         detail = error_detail(getattr(exc, "body", None)) or str(exc) or type(exc).__name__
         text = f"{self.name}: {detail} (at {display_url(self.base_url)})"
         return BackendError(safe_message(text, [self._api_key]))
+
+
+def _usage(usage: Any) -> dict[str, Any]:
+    prompt = getattr(usage, "prompt_tokens", 0) or 0
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    return pi_usage(max(0, prompt - cached), getattr(usage, "completion_tokens", 0) or 0, cached)
