@@ -131,7 +131,8 @@ class ContextScreen(Screen[str | None]):
         size = ctx.size
         head.append(f" · context size {size.tokens:,} (Pi: ")
         if size.usage_node is not None:
-            head.append(f"usage of {size.usage_node.id} {size.usage_tokens:,} + {size.trailing_tokens:,} after)")
+            usage_id = make_safe(size.usage_node.id, keep_newlines=False)
+            head.append(f"usage of {usage_id} {size.usage_tokens:,} + {size.trailing_tokens:,} after)")
         else:
             head.append("estimate: no usage after the last edit or compaction)")
         if self.counted >= len(ctx.messages):
