@@ -87,7 +87,7 @@ async def test_offline_summary_with_instructions_says_they_were_not_used(demo: P
 
 async def test_model_summary_by_keys_appends_usage(demo: Path) -> None:
     with FakeLLMServer() as server:
-        server.script(ok("## Goal\nThe model's summary."))
+        server.script(ok("## Goal\nThe model's summary.", usage=(10, 5)))
         overrides = {"summarizer": "openai", "openai_base_url": server.openai_url, "openai_api_key": "sk-x"}
         app = PitreeApp(demo, watch=False, config_overrides=overrides)
         async with app.run_test(size=(140, 45)) as pilot:
