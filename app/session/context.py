@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .context_omp import omp_context
+from .dialect_omp import OMP
 from .entries import Node
 from .text import js_string
 from .tree import SessionTree
@@ -38,6 +40,8 @@ class SessionContext:
     thinking_level: Any = "off"
     compaction: Node | None = None
     kept_from: Node | None = None  # the compaction's first kept entry, when found on the path
+    dialect: str = "pi"  # whose rules built it: "pi", or "omp" (oh-my-pi's, `context_omp`)
+    notes: list[str] = field(default_factory=list)  # what those rules left out, when they differ from Pi's
 
     @property
     def tokens(self) -> int:
@@ -60,6 +64,17 @@ def build_context(tree: SessionTree, leaf: Node | None) -> SessionContext:
         leaf = tree.leaf
     path = tree.branch(leaf)
     ctx = SessionContext(leaf=leaf, path=path)
+    if tree.dialect == OMP:
+        omp = omp_context(path)
+        ctx.messages = [ContextMessage(role, node, node.est) for role, node in omp.messages]
+        ctx.model, ctx.thinking_level, ctx.compaction, ctx.kept_from = (
+            omp.model,
+            omp.thinking_level,
+            omp.compaction,
+            omp.kept_from,
+        )
+        ctx.dialect, ctx.notes = OMP, omp.notes
+        return ctx
     compaction: Node | None = None
     for node in path:
         meta = node.meta

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from . import dialect_omp
 from .entries import (
     SYNTHETIC_ID,
     Node,
@@ -78,6 +79,9 @@ class SessionBuilder:
         if obj.get("type") == "session" and isinstance(obj.get("id"), str):
             tree.header = obj
             tree.version = _version_of(obj)
+            if dialect_omp.header_is_omp(obj) or tree.title_slot is not None:
+                tree.dialect = dialect_omp.OMP
+                tree.name = dialect_omp.session_name(obj, tree.title_slot, tree.title_changed)
             self._start_migration()
             return True
         tree.problems.append(
@@ -127,6 +131,11 @@ class SessionBuilder:
             if note:
                 tree.problems.append(Problem(line, note))
             if not self._seen_header:
+                if line == 1 and offset == 0 and obj.get("type") == dialect_omp.SLOT_TYPE:
+                    slot = dialect_omp.title_slot(obj, length)
+                    if slot is not None:  # oh-my-pi's title slot: the header is the next line
+                        tree.set_title_slot(slot)
+                        continue
                 if self._take_header(obj, line):
                     if self._migrate_v1:
                         self._v1_parsed.append(None)
@@ -153,6 +162,7 @@ class SessionBuilder:
         """A builder for the lines from `offset` on (line numbers relative, from 1), same version rules."""
         other = SessionBuilder()
         other.tree.header, other.tree.version = self.tree.header, self.tree.version
+        other.tree.dialect = self.tree.dialect
         other._seen_header = True
         other._migrate_v1, other._migrate_v2 = self._migrate_v1, self._migrate_v2
         other.size = offset
@@ -268,6 +278,12 @@ class SessionBuilder:
             if obj.get("type") == "message" and isinstance(message, dict) and message.get("role") == "hookMessage":
                 obj = {**obj, "message": {**message, "role": "custom"}}
         fill_node(node, obj)
+        tree = self.tree
+        if tree.dialect == dialect_omp.OMP or obj.get("type") in dialect_omp.OMP_TYPES:
+            tree.dialect = dialect_omp.OMP
+            dialect_omp.fill_omp(node, obj, True)
+        elif obj.get("type") == "model_change":
+            dialect_omp.fill_omp(node, obj, False)  # omp's shape ({model, role}) in a file not yet known as omp's
         if self._migrate_v1:
             header = self.tree.header
             sid = header.get("id") if header else "no-header"
