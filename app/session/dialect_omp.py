@@ -18,6 +18,7 @@ from typing import Any
 from .entries import Node, shared_model
 from .estimate import ceil4, js_len, text_image_chars
 from .fill import usage_values
+from .parse import parse_line
 from .text import as_str, js_string, normalize
 
 PI = "pi"
@@ -54,6 +55,13 @@ def title_slot(obj: dict[str, Any], length: int) -> dict[str, Any] | None:
     if obj.get("source") not in (None, "auto", "user"):
         return None
     return obj
+
+
+def title_slot_of(line: bytes) -> dict[str, Any] | None:
+    """The slot in a line-1 byte string (its newline included), or None."""
+    raw = line[:-1] if line.endswith(b"\n") else line
+    obj, _ = parse_line(raw)
+    return title_slot(obj, len(raw)) if obj is not None else None
 
 
 def header_is_omp(header: dict[str, Any]) -> bool:

@@ -153,6 +153,9 @@ class SessionBuilder:
     def restore_header(self, header: dict[str, Any] | None, version: float) -> None:
         """Start from a known header (a cached tree): the next lines are entries."""
         self.tree.header, self.tree.version = header, version
+        if header is not None and dialect_omp.header_is_omp(header):
+            self.tree.dialect = dialect_omp.OMP
+            self.tree.name = dialect_omp.session_name(header, self.tree.title_slot, self.tree.title_changed)
         self._seen_header = True
         self._start_migration()
 

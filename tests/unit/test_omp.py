@@ -240,7 +240,19 @@ def test_continuation_keeps_the_dialect() -> None:
     assert other.tree.dialect == "omp"
 
 
-def test_parallel_load_of_a_big_omp_file(tmp_path: Path) -> None:
+def test_parallel_load_of_a_big_omp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pitree.store import parse_child
+
+    forked: list[object] = []
+    real = parse_child.fork_child
+
+    def spy(path: Path, size: int, share: float = parse_child.SHARE) -> object:
+        child = real(path, size, share)
+        forked.append(child)
+        return child
+
+    monkeypatch.setattr(parse_child, "MIN_BYTES", 1)
+    monkeypatch.setattr(parse_child, "fork_child", spy)
     entries: list[dict] = []
     parent = None
     for i in range(4000):
@@ -254,5 +266,20 @@ def test_parallel_load_of_a_big_omp_file(tmp_path: Path) -> None:
     entries.append(tool_result("r", parent, "c", name="task", details={"usage": usage(1000)}))
     path = write_omp(tmp_path / "big.jsonl", entries, head=header(title="H"))
     tree, _ = load_session_fast(path, final=True, save_cache=False)
+    assert forked and forked[0] is not None  # the back part was parsed by the child
     assert tree.dialect == "omp" and tree.name == "Fix the parser" and len(tree.nodes) == 4001
     assert usage_report(tree)["total"]["input"] == 2000 + 1000
+
+
+def test_tree_cache_keeps_the_slot_title_and_dialect(tmp_path: Path) -> None:
+    from pitree.store import tree_cache
+
+    entries = [user("u0", None, text="x" * 3_000_000), entry("reset_boundary", "r1", "u0", t=2), user("u1", "r1")]
+    path = write_omp(tmp_path / "big.jsonl", entries, title="Cached title")
+    load_session_fast(path, final=True)
+    assert tree_cache.has_cache(path)
+    builder = tree_cache.load_cached(path)
+    assert builder is not None
+    tree = builder.tree
+    assert (tree.dialect, tree.name) == ("omp", "Cached title")
+    assert [m.node.id for m in build_context(tree, None).messages] == ["u1"]
