@@ -23,16 +23,23 @@ from .store.session_file import EntryReader
 from .summary.prepare import convert_to_llm
 from .summary.tokens import count_message, count_text
 
+_HEADER_KNOWN = {"type", "id", "version", "cwd", "timestamp", "parentSession"}
+
 
 def session_header(tree: SessionTree) -> dict[str, Any]:
     h = tree.header or {}
-    return {
+    out = {
         "id": h.get("id"),
         "version": h.get("version"),
         "cwd": h.get("cwd"),
         "name": tree.name,
         "parentSession": h.get("parentSession"),
     }
+    if tree.dialect != "pi":  # oh-my-pi: say so, with its header's extra fields and the title slot
+        out["agent"] = tree.dialect
+        out["extras"] = {k: v for k, v in h.items() if k not in _HEADER_KNOWN}
+        out["titleSlot"] = tree.title_slot and {k: v for k, v in tree.title_slot.items() if k != "pad"}
+    return out
 
 
 def skipped_list(tree: SessionTree) -> list[dict[str, Any]]:
@@ -137,6 +144,8 @@ def context_report(tree: SessionTree, reader: EntryReader | None, leaf: Node | N
         "path": [n.id for n in ctx.path],
         "model": ctx.model,
         "thinkingLevel": ctx.thinking_level,
+        "dialect": ctx.dialect,  # whose rules built the list: "pi", or "omp" (oh-my-pi's)
+        "notes": ctx.notes,  # what those rules left out where they differ from Pi's
         "messages": messages,
         "tokens": {
             "estimate": ctx.tokens,

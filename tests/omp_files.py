@@ -48,6 +48,11 @@ def title_slot(title: str, source: str | None = "auto", updated: str = "2026-03-
     return line
 
 
+def ms(i: int) -> int:
+    """`ts(i)` as epoch milliseconds (a message's own `timestamp`)."""
+    return 1772323200000 + i * 1000
+
+
 def header(**extra: Any) -> dict[str, Any]:
     h: dict[str, Any] = {"type": "session", "version": 3, "id": SESSION_ID, "timestamp": ts(0), "cwd": "/work/omp"}
     h.update(extra)
@@ -63,6 +68,8 @@ def entry(etype: str, eid: str, parent: str | None, t: int = 1, **fields: Any) -
 
 
 def message(eid: str, parent: str | None, msg: dict[str, Any], t: int = 1) -> dict[str, Any]:
+    if msg.get("timestamp") == 1:
+        msg = {**msg, "timestamp": ms(t)}
     return {**_base("message", eid, parent, t), "message": msg}
 
 

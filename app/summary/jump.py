@@ -6,7 +6,8 @@
 - Persisting: a `branch_summary` (fromId = the abandoned old leaf, where Pi writes the target by a known
   bug) or, for "no summary" or nothing to summarize, a `custom` entry of type `pitree.jump`, which Pi
   ignores in context and hides in its tree. Either way the appended line is the last one, so it is
-  where `pi --session FILE` continues.
+  where `pi --session FILE` continues. In an oh-my-pi file the summary's fromId is the new leaf, as omp
+  writes it; the title slot on line 1 is never touched (only whole lines are appended).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..session.dialect_omp import OMP
 from ..session.entries import Node
 from ..session.tree import SessionTree
 from .prepare import collect_for_summary
@@ -96,10 +98,18 @@ def summary_entry(
         "id": new_entry_id(tree),
         "parentId": plan.new_leaf_id,
         "timestamp": now_iso(now),
-        "fromId": plan.old_leaf.id if plan.old_leaf is not None else "root",
+        "fromId": _from_id(tree, plan),
         "summary": summary,
         "details": {"readFiles": read_files, "modifiedFiles": modified_files},
     }
+
+
+def _from_id(tree: SessionTree, plan: JumpPlan) -> str:
+    """Pi 1.x reads fromId as the abandoned old leaf; oh-my-pi writes (and reads) the branch-from position,
+    the new leaf (`branchWithSummary(newLeafId)`), "root" when there is none."""
+    if tree.dialect == OMP:
+        return plan.new_leaf_id or "root"
+    return plan.old_leaf.id if plan.old_leaf is not None else "root"
 
 
 def marker_entry(tree: SessionTree, plan: JumpPlan, reason: str, now: float | None = None) -> dict[str, Any]:
