@@ -26,6 +26,7 @@ from ..session.context import build_context, model_label
 from ..session.entries import Node
 from ..session.text import as_str, format_tool_call, js_string
 from ..session.tree import SessionTree
+from ..store.blobs import blob_text, is_blob_ref
 from ..store.session_file import EntryReader, SessionFileError
 
 FORMATS = ("md", "html", "jsonl")
@@ -86,6 +87,8 @@ def image_placeholder(block: dict[str, Any]) -> str:
     mime = block.get("mimeType")
     data = block.get("data")
     mime_s = js_string(mime) if mime is not None else "unknown type"
+    if isinstance(data, str) and is_blob_ref(data):
+        return f"[image: {mime_s}, {blob_text(data)}]"
     if isinstance(data, str):
         size = max(0, len(data) * 3 // 4 - data[-2:].count("="))
         shown = (

@@ -41,6 +41,7 @@ OMP_TYPES = frozenset(
         "reset_boundary",
     }
 )
+OMP_ROLES = frozenset({"developer", "fileMention", "pythonExecution", "hookMessage"})
 TRUNCATED_MARK = "\n\n[Session persistence truncated large content]"
 SKIPPED_CUSTOM = frozenset({"prewalk-plan", "vibe-mode-context"})  # never sent to the model
 INTERRUPTED_THINKING = "interrupted-thinking"
