@@ -8,11 +8,11 @@ import base64
 from pathlib import Path
 
 import pytest
-
 from pitree.export import content_parts, image_placeholder
 from pitree.store import blobs
 from pitree.store.session_file import EntryReader, load_session_fast
 from pitree.tui.render import entry_parts, fold_text
+
 from tests.omp_files import PNG, blob_image, case16, message
 from tests.unit.test_render import plain
 
