@@ -11,7 +11,8 @@ selected message's entry (the app selects it in the tree); Esc closes it where i
 from __future__ import annotations
 
 from pitree.report import tiktoken_counts
-from pitree.session.context import SessionContext, build_context, context_curve, model_label
+from pitree.session.context import SessionContext, build_context, model_label
+from pitree.session.context_curve import context_curve
 from pitree.session.entries import Node
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree

@@ -1,8 +1,13 @@
-"""What the model is sent at a leaf: Pi's `buildSessionContext`, over the compact nodes.
+"""What the model is sent at a leaf: Pi 1.6's `buildSessionProjection` over the compact nodes, and the context
+size by its `estimateProjectedContextTokens` (SPEC-pi1 A3, A4).
 
-Walk root -> leaf; model = last model_change or assistant provider/model; thinking level = last change
-("off"); only the last compaction on the path counts: its summary first, then the path entries from its
-firstKeptEntryId up to it (nothing if that id is not on the path before it), then everything after it.
+Walk root -> leaf; model = last model_change or assistant provider/model; thinking level = last change ("off").
+Only the last compaction on the path counts: it comes first (its `systemMessage` checkpoint, then its summary),
+then the path entries from its firstKeptEntryId up to it **without system messages** (nothing when that id is
+not on the path before it, as in a retain-none compaction), then everything after it. An older compaction in
+that range contributes nothing. Context edits: the last `context_edit` per target among the selected entries
+applies: `null` omits the entry, else the content of its user/assistant/toolResult/custom message is replaced.
+Each message keeps its source entry and the edit that changed it.
 """
 
 from __future__ import annotations
@@ -12,9 +17,12 @@ from typing import Any
 
 from .context_omp import omp_context
 from .dialect_omp import OMP
-from .entries import Node
+from .entries import NO_CONTEXT_USAGE, Node
+from .estimate import SystemFacts, SystemHead
 from .text import js_string
 from .tree import SessionTree
+
+REPLACEABLE = frozenset({"user", "assistant", "toolResult", "custom"})  # roles whose content an edit replaces
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,12 +31,53 @@ class ContextMessage:
 
     role: str
     node: Node
-    tokens: int  # Pi's chars/4 estimate
+    tokens: int  # Pi's chars/4 estimate of the message as projected (after its edit)
+    edit: Node | None = None  # the context_edit whose replacement this message carries
+    checkpoint: bool = False  # the compaction's `systemMessage` (node is the compaction)
 
     @property
     def excluded(self) -> bool:
         """A `!!cmd` bash execution: in Pi's context list, dropped by convertToLlm before sending."""
         return bool(self.node.meta and self.node.meta.get("excludeFromContext"))
+
+    @property
+    def facts(self) -> SystemFacts | None:
+        """The system message's facts for the collapsed head; None for other roles."""
+        if self.role != "system" or self.node.meta is None:
+            return None
+        if self.checkpoint:
+            return self.node.meta["checkpoint"][2]  # type: ignore[no-any-return]
+        return self.node.meta.get("system")
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSize:
+    """Pi's `estimateProjectedContextTokens`: the last valid assistant usage plus the estimates of the messages
+    after it, when that reply comes after the last context_edit or compaction on the branch; else the collapsed
+    system head plus every non-system message. `targets`: ids that a context edit names (for `grown_size`)."""
+
+    tokens: int
+    usage_tokens: int = 0
+    trailing_tokens: int = 0
+    usage_node: Node | None = None
+    targets: frozenset[str] = frozenset()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "usageTokens": self.usage_tokens,
+            "trailingTokens": self.trailing_tokens,
+            "usageEntryId": self.usage_node.id if self.usage_node is not None else None,
+        }
+
+
+@dataclass(slots=True)
+class Projected:
+    """Pi's projection entry: a selected entry, its messages, and the edit that applies to it (if any)."""
+
+    node: Node
+    messages: list[ContextMessage]
+    edit: Node | None
 
 
 @dataclass
@@ -40,42 +89,117 @@ class SessionContext:
     thinking_level: Any = "off"
     compaction: Node | None = None
     kept_from: Node | None = None  # the compaction's first kept entry, when found on the path
+    entries: list[Projected] = field(default_factory=list)
+    dropped_system: list[Node] = field(default_factory=list)  # kept-range system messages the compaction drops
+    head: SystemHead = field(default_factory=SystemHead)  # the collapsed system head (sources: ContextMessages)
+    size: ContextSize = field(default_factory=lambda: ContextSize(0))
     dialect: str = "pi"  # whose rules built it: "pi", or "omp" (oh-my-pi's, `context_omp`)
-    notes: list[str] = field(default_factory=list)  # what those rules left out, when they differ from Pi's
+    notes: list[str] = field(default_factory=list)  # what those rules left out, where they differ from Pi's
 
     @property
     def tokens(self) -> int:
-        return sum(m.tokens for m in self.messages if not m.excluded)
+        """What is sent, by Pi's estimate: the collapsed system head plus every other message (a `!!` bash
+        execution is not sent and not counted)."""
+        return self.head.tokens + sum(m.tokens for m in self.messages if m.role != "system" and not m.excluded)
+
+    @property
+    def omitted(self) -> list[Projected]:
+        """Selected entries that an edit with a null replacement omits."""
+        return [p for p in self.entries if p.edit is not None and _omits(p.edit)]
+
+    @property
+    def retain_none(self) -> bool:
+        """The compaction kept nothing on purpose (Pi's `appendCompaction(…, null)`: firstKeptEntryId = own id)."""
+        c = self.compaction
+        return c is not None and c.meta is not None and c.meta.get("firstKeptEntryId") == c.id
 
 
-def _emit(node: Node) -> ContextMessage | None:
-    if node.type == "message":
-        return ContextMessage(node.role or "unknown", node, node.est)
-    if node.type == "custom_message":
-        return ContextMessage("custom", node, node.est)
-    if node.type == "branch_summary" and node.meta and node.meta.get("hasSummary"):
-        return ContextMessage("branchSummary", node, node.est)
-    return None
+def _omits(edit: Node) -> bool:
+    return bool(edit.meta and edit.meta.get("omit"))
+
+
+def project(node: Node, edit: Node | None) -> list[ContextMessage]:
+    """Pi's projectContextEntry: the messages an entry gives, with its edit applied."""
+    if edit is not None and _omits(edit):
+        return []
+    ntype = node.type
+    if ntype == "message":
+        msg = ContextMessage(node.role or "unknown", node, node.est)
+    elif ntype == "custom_message":
+        msg = ContextMessage("custom", node, node.est)
+    elif ntype == "branch_summary" and node.meta and node.meta.get("hasSummary"):
+        return [ContextMessage("branchSummary", node, node.est)]
+    elif ntype == "compaction":
+        summary = ContextMessage("compactionSummary", node, node.est)
+        checkpoint = node.meta.get("checkpoint") if node.meta else None
+        if checkpoint is None:
+            return [summary]
+        return [ContextMessage(checkpoint[0], node, checkpoint[1], checkpoint=True), summary]
+    else:
+        return []
+    if edit is not None and msg.role in REPLACEABLE and edit.meta is not None:
+        est = edit.meta["est"]
+        return [ContextMessage(msg.role, node, est[1] if msg.role == "assistant" else est[0], edit=edit)]
+    return [msg]
+
+
+def usage_tokens(node: Node) -> int:
+    """Pi's calculateContextTokens of an assistant reply that may size the context (0: it may not):
+    `totalTokens`, else the sum of the four parts; aborted and errored replies never count."""
+    usage = node.usage
+    if usage is None or node.flags & NO_CONTEXT_USAGE or node.role != "assistant":
+        return 0
+    tokens = usage[4] or usage[0] + usage[1] + usage[2] + usage[3]
+    return _int(tokens) if tokens > 0 else 0
+
+
+def _int(value: float) -> int:
+    return int(value) if value == value and abs(value) < 2**63 else 0
+
+
+def select(path: list[Node]) -> tuple[list[Node], Node | None, Node | None, list[Node]]:
+    """Pi's buildContextEntries: (the selected entries, the last compaction, its first kept entry, the system
+    messages of the kept range that it drops)."""
+    compaction = None
+    for node in path:
+        if node.type == "compaction":
+            compaction = node
+    if compaction is None:
+        return path, None, None, []
+    cut = path.index(compaction)
+    first_kept = compaction.meta.get("firstKeptEntryId") if compaction.meta else None
+    selected, dropped, kept_from = [compaction], [], None
+    for node in path[:cut]:
+        if kept_from is None and node.id == first_kept:
+            kept_from = node
+        if kept_from is not None:
+            if node.type == "message" and node.role == "system":
+                dropped.append(node)
+            else:
+                selected.append(node)
+    selected.extend(path[cut + 1 :])
+    return selected, compaction, kept_from, dropped
+
+
+def edits_of(selected: list[Node]) -> dict[str, Node]:
+    """The last context_edit per target id among the selected entries."""
+    edits: dict[str, Node] = {}
+    for node in selected:
+        if node.type == "context_edit" and node.meta is not None:
+            target = node.meta.get("targetId")
+            if isinstance(target, str):
+                edits[target] = node
+    return edits
 
 
 def build_context(tree: SessionTree, leaf: Node | None) -> SessionContext:
-    """Pi's buildSessionContext(entries, leafId). `leaf=None` means the file's leaf (the last entry)."""
+    """Pi's buildSessionProjection(entries, leafId) and its context size. `leaf=None`: the file's leaf."""
     if leaf is None:
         leaf = tree.leaf
     path = tree.branch(leaf)
     ctx = SessionContext(leaf=leaf, path=path)
     if tree.dialect == OMP:
-        omp = omp_context(path)
-        ctx.messages = [ContextMessage(role, node, node.est) for role, node in omp.messages]
-        ctx.model, ctx.thinking_level, ctx.compaction, ctx.kept_from = (
-            omp.model,
-            omp.thinking_level,
-            omp.compaction,
-            omp.kept_from,
-        )
-        ctx.dialect, ctx.notes = OMP, omp.notes
-        return ctx
-    compaction: Node | None = None
+        return _omp(ctx)
     for node in path:
         meta = node.meta
         if node.type == "thinking_level_change" and meta is not None:
@@ -85,84 +209,84 @@ def build_context(tree: SessionTree, leaf: Node | None) -> SessionContext:
         elif node.type == "message" and node.role == "assistant":
             provider, model_id = node.model or (None, None)
             ctx.model = {"provider": provider, "modelId": model_id}
-        elif node.type == "compaction":
-            compaction = node
+    selected, ctx.compaction, ctx.kept_from, ctx.dropped_system = select(path)
+    edits = edits_of(selected)
     messages = ctx.messages
-    if compaction is not None:
-        ctx.compaction = compaction
-        messages.append(ContextMessage("compactionSummary", compaction, compaction.est))
-        cut = path.index(compaction)
-        first_kept = compaction.meta.get("firstKeptEntryId") if compaction.meta else None
-        found = False
-        for node in path[:cut]:
-            if node.id == first_kept:
-                found = True
-                ctx.kept_from = node
-            if found:
-                msg = _emit(node)
-                if msg is not None:
-                    messages.append(msg)
-        for node in path[cut + 1 :]:
-            msg = _emit(node)
-            if msg is not None:
-                messages.append(msg)
-    else:
-        for node in path:
-            msg = _emit(node)
-            if msg is not None:
-                messages.append(msg)
+    for i, node in enumerate(selected):
+        edit = edits.get(node.id)
+        projected = [] if node.type == "compaction" and i > 0 else project(node, edit)
+        ctx.entries.append(Projected(node, projected, edit))
+        messages.extend(projected)
+    for m in messages:
+        facts = m.facts
+        if facts is not None:
+            ctx.head.add(facts, m)
+    ctx.size = _size(ctx, path, frozenset(edits))
     return ctx
+
+
+def _omp(ctx: SessionContext) -> SessionContext:
+    """oh-my-pi's context (`context_omp`); its size is the messages' estimates (omp has no system messages
+    or context edits, and sizes its context with a tokenizer of its own)."""
+    omp = omp_context(ctx.path)
+    ctx.messages = [ContextMessage(role, node, node.est) for role, node in omp.messages]
+    for m in ctx.messages:
+        ctx.entries.append(Projected(m.node, [m], None))
+    ctx.model, ctx.thinking_level = omp.model, omp.thinking_level
+    ctx.compaction, ctx.kept_from = omp.compaction, omp.kept_from
+    ctx.dialect, ctx.notes = OMP, omp.notes
+    tokens = sum(m.tokens for m in ctx.messages if not m.excluded)
+    ctx.size = ContextSize(tokens, 0, tokens)
+    return ctx
+
+
+def _size(ctx: SessionContext, path: list[Node], targets: frozenset[str]) -> ContextSize:
+    messages = ctx.messages
+    for i in range(len(messages) - 1, -1, -1):
+        used = usage_tokens(messages[i].node) if messages[i].role == "assistant" else 0
+        if not used:
+            continue
+        source = messages[i].node
+        invalidating = -1
+        for j in range(len(path) - 1, -1, -1):
+            if path[j].type == "context_edit" or path[j].type == "compaction":
+                invalidating = j
+                break
+        if path.index(source) > invalidating:
+            trailing = sum(m.tokens for m in messages[i + 1 :])
+            return ContextSize(used + trailing, used, trailing, source, targets)
+        break
+    tokens = ctx.head.tokens + sum(m.tokens for m in messages if m.role != "system")
+    return ContextSize(tokens, 0, tokens, None, targets)
+
+
+def grown_size(size: ContextSize, added: list[Node]) -> ContextSize | None:
+    """The context size after `added` extended the leaf in a chain, from the size before; None when it must be
+    computed again (`build_context`): a compaction or context edit, a system message that changes the head, or
+    an entry that an earlier edit names."""
+    for node in added:
+        if node.type == "compaction" or node.type == "context_edit" or node.id in size.targets:
+            return None
+        messages = project(node, None)
+        used = usage_tokens(node) if node.type == "message" and node.role == "assistant" else 0
+        if used:
+            size = ContextSize(used, used, 0, node, size.targets)
+            continue
+        if size.usage_node is None:
+            if any(m.role == "system" for m in messages):
+                return None
+            added_tokens = sum(m.tokens for m in messages)
+            size = ContextSize(size.tokens + added_tokens, 0, size.trailing_tokens + added_tokens, None, size.targets)
+        else:
+            added_tokens = sum(m.tokens for m in messages)
+            size = ContextSize(
+                size.tokens + added_tokens, size.usage_tokens, size.trailing_tokens + added_tokens, size.usage_node,
+                size.targets,
+            )
+    return size
 
 
 def model_label(model: dict[str, Any] | None) -> str:
     if not model:
         return "unknown"
     return f"{js_string(model.get('provider'))}/{js_string(model.get('modelId'))}"
-
-
-@dataclass(frozen=True, slots=True)
-class CurvePoint:
-    """The context size (Pi's estimate) if the leaf were `node`: one point per entry of a path."""
-
-    node: Node
-    tokens: int
-    compaction: bool  # `node` is a compaction: the size drops here
-
-
-def context_curve(tree: SessionTree, leaf: Node | None) -> list[CurvePoint]:
-    """`build_context(tree, n).tokens` for every `n` on root → leaf, in one pass (prefix sums, O(path)).
-
-    The size grows by each emitted message; at a compaction it restarts from the summary plus the kept
-    entries (firstKeptEntryId up to the compaction), exactly as `build_context` counts them.
-    """
-    path = tree.branch(leaf if leaf is not None else tree.leaf)
-    sums = [0]  # sums[i] = tokens emitted by path[:i] as plain messages
-    for node in path:
-        msg = _emit(node)
-        sums.append(sums[-1] + (msg.tokens if msg is not None and not msg.excluded else 0))
-    position: dict[str, int] = {}
-    base = 0  # tokens before `start` that the context holds (summary + kept)
-    start = 0  # path index from which plain messages count
-    points = []
-    for i, node in enumerate(path):
-        position.setdefault(node.id, i)
-        is_compaction = node.type == "compaction"
-        if is_compaction:
-            first_kept = node.meta.get("firstKeptEntryId") if node.meta else None
-            kept = position.get(first_kept) if isinstance(first_kept, str) else None
-            base = node.est + (sums[i] - sums[kept] if kept is not None else 0)
-            start = i + 1
-        points.append(CurvePoint(node, base + sums[i + 1] - sums[start] if i >= start else base, is_compaction))
-    return points
-
-
-def grown_tokens(tokens: int, added: list[Node]) -> int | None:
-    """The context size after `added` extended the leaf in a chain, from the size before: None when one of
-    them is a compaction (the context restarts: use `build_context`)."""
-    for node in added:
-        if node.type == "compaction":
-            return None
-        msg = _emit(node)
-        if msg is not None and not msg.excluded:
-            tokens += msg.tokens
-    return tokens

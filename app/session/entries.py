@@ -23,6 +23,7 @@ HIDDEN_TOOL_ONLY = 1  # assistant turn with no text that is neither errored nor 
 IS_ERROR = 2  # assistant stopReason error / toolResult isError / bash exit != 0
 SYNTHETIC_ID = 4  # the id was made by pitree (v1 migration, or an entry without a usable id)
 FROM_HOOK = 8
+NO_CONTEXT_USAGE = 32  # an assistant reply stopped by `aborted` or `error`: Pi never sizes the context from its usage
 ALWAYS_HIDDEN = 16  # a Pi 1.x `usage` entry: Pi's tree never shows it, under any filter, even as the leaf
 
 # Pi 1.6 hides these under the default and no-tools filters; so does pitree oh-my-pi's bookkeeping entries

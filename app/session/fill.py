@@ -20,7 +20,16 @@ import math
 from marshal import dumps as _marshal_dumps
 from typing import Any
 
-from .entries import ALWAYS_HIDDEN, FROM_HOOK, HIDDEN_TOOL_ONLY, IS_ERROR, Node, shared_model, shared_string
+from .entries import (
+    ALWAYS_HIDDEN,
+    FROM_HOOK,
+    HIDDEN_TOOL_ONLY,
+    IS_ERROR,
+    NO_CONTEXT_USAGE,
+    Node,
+    shared_model,
+    shared_string,
+)
 from .estimate import (
     IMAGE_CHARS,
     assistant_chars,
@@ -122,6 +131,8 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
         node.flags |= HIDDEN_TOOL_ONLY
     if stop == "error" or error_message:
         node.flags |= IS_ERROR
+    if stop == "aborted" or stop == "error":
+        node.flags |= NO_CONTEXT_USAGE
     provider, model = msg.get("provider"), msg.get("model")
     if provider is not None or model is not None:
         node.model = shared_model(provider, model)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pitree.session.context import build_context, grown_tokens
+from pitree.session.context import ContextSize, build_context, grown_size
 from pitree.session.entries import Node
 from pitree.session.gcpause import Freezer
 from pitree.session.load import SessionBuilder
@@ -146,6 +146,7 @@ class PitreeApp(WritingMixin, ScreensMixin):
         self._entry_timer: Timer | None = None
         self._select_after_append: str | None = None
         self._freezer = Freezer()  # keeps the loaded tree out of collections (see `_freeze_tree`)
+        self._context_size: ContextSize | None = None  # Pi's size at the leaf, for the status bar
         self._freeze_timer: Timer | None = None
 
     # ---- composition -------------------------------------------------------------------------------------
@@ -356,13 +357,14 @@ class PitreeApp(WritingMixin, ScreensMixin):
         bars = self.query(StatusBar)
         before = bars.first().status if bars else None
         branches = before.branches if grown and before else tree.leaf_count()
-        tokens = None
-        if grown and before is not None and before.context_tokens is not None:
-            tokens = grown_tokens(before.context_tokens, grown)
-        if tokens is None and context:
-            tokens = build_context(tree, None).tokens
-        elif tokens is None and before is not None:
-            tokens = before.context_tokens
+        size = None
+        if grown and self._context_size is not None and tree.dialect == "pi":  # omp's rules look back: rebuild
+            size = grown_size(self._context_size, grown)
+        if size is None and context:
+            size = build_context(tree, None).size  # Pi's estimateProjectedContextTokens at the leaf
+        if size is not None:
+            self._context_size = size
+        tokens = size.tokens if size is not None else before.context_tokens if before is not None else None
         self._status(
             name=tree.name,
             entries=tree.entry_count,

@@ -4,6 +4,7 @@ Skipped when the corpus is absent; the Pi comparison also needs node and Pi's pa
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,11 @@ from pitree.store.session_file import EntryReader, load_session
 
 from tests.pi.pirun import FILTERS, pi_dump, pitree_json, pitree_rows, rows_match
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-FILES: list[Path] = sorted(CORPUS.glob("*.jsonl")) if CORPUS.is_dir() else []
+CORPUS = Path(os.environ.get("PITREE_CORPUS") or Path(__file__).resolve().parents[2].parent / "shared" / "corpus")
+ALL: list[Path] = sorted(CORPUS.glob("*.jsonl")) if CORPUS.is_dir() else []
+# Files Pi 1.x wrote (system messages, context edits…) are compared with Pi 1.x's rules, not Pi 0.73's
+PI1 = [p for p in ALL if p.name.startswith("pi1-")]
+FILES = [p for p in ALL if p not in PI1]
 
 pytestmark = pytest.mark.corpus
 
@@ -84,3 +88,27 @@ def test_context_and_rows_match_pi(corpus_file: Path, tmp_path: Path) -> None:
     assert [position[e] for e in pi["context"]["entryIds"]] == [tree.get(m["entryId"]).idx for m in ctx["messages"]]
     for mode in FILTERS:
         assert rows_match(pitree_rows(copy, mode), pi["rows"][mode]), mode
+
+
+@pytest.fixture(params=[*PI1] or [None], ids=lambda p: p.name if p else "absent")
+def pi1_file(request: pytest.FixtureRequest) -> Path:
+    if request.param is None:
+        pytest.skip(f"no Pi 1.x session in {CORPUS}")
+    return request.param  # type: ignore[no-any-return]
+
+
+def test_pi1_cli_session_context_is_what_pi_16_sends(pi1_file: Path) -> None:
+    """The Pi 1.6 CLI session: its system message is the collapsed head (1,306 tokens by Pi's estimate) and the
+    context Pi 1.6 estimates is 1,437 tokens (pitree 0.x read it as 131, the system message as 0)."""
+    if pi1_file.name != "pi1-cli-session.jsonl":
+        pytest.skip("the expected figures are those of pi1-cli-session.jsonl")
+    tree, _ = load_session(pi1_file)
+    ctx = build_context(tree, None)
+    assert [m.role for m in ctx.messages] == ["system", "user", "assistant", "user", "assistant", "user", "assistant"]
+    assert [m.tokens for m in ctx.messages] == [1306, 12, 35, 8, 35, 6, 35]
+    assert ctx.head.tokens == 1306 and ctx.size.tokens == ctx.tokens == 1437 and ctx.size.usage_node is None
+    report = pitree_json("context", pi1_file)
+    assert report["size"]["tokens"] == report["tokens"]["estimate"] == 1437
+    assert report["system"]["sections"] == ["preamble", "tools", "rules", "docs", "cwd"]
+    assert report["system"]["tools"] == ["read", "bash", "edit", "write"]
+    assert report["system"]["sourceEntryIds"] == ["292b8f6b"]

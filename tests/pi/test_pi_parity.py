@@ -47,6 +47,30 @@ DATA = ROOT / "tests" / "data"
 # ---- what pitree says, in pi_dump's shape ------------------------------------------------------------------
 
 
+def _as_pi_073(tree: Any, path: Path, messages: list[dict[str, Any]]) -> list[int]:
+    """pitree estimates as Pi 1.6 does, which counts a user message's images (4,800 characters each); Pi 0.73,
+    compared here, did not. The one intended difference in estimates, taken out again for the comparison."""
+    reader = EntryReader(path, tree)
+    out = []
+    for m in messages:
+        tokens = m["tokens"]
+        if m["role"] == "user":
+            content = (reader.entry(tree.get(m["entryId"])).get("message") or {}).get("content")
+            if isinstance(content, list):
+                images = sum(1 for b in content if isinstance(b, dict) and b.get("type") == "image")
+                text = sum(len(b.get("text") or "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+                tokens = -(-text // 4) if images else tokens
+        out.append(tokens)
+    return out
+
+
+def _user_images(message: dict[str, Any]) -> int:
+    content = message.get("content") if message.get("role") == "user" else None
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for b in content if isinstance(b, dict) and b.get("type") == "image")
+
+
 def pitree_view(path: Path) -> dict[str, Any]:
     tree, _ = load_session(path)
     leaf = tree.leaf
@@ -61,7 +85,7 @@ def pitree_view(path: Path) -> dict[str, Any]:
         "context": {
             "roles": [m["role"] for m in ctx["messages"]],
             "entryIds": [m["entryId"] for m in ctx["messages"]],
-            "tokens": [m["tokens"] for m in ctx["messages"]],
+            "tokens": _as_pi_073(tree, path, ctx["messages"]),
             "model": ctx["model"],
             "thinkingLevel": ctx["thinkingLevel"],
         },
@@ -78,7 +102,8 @@ def pitree_prepare(path: Path, old: str, target: str, budget: int) -> dict[str, 
         "entries": [n.id for n in nodes],
         "commonAncestorId": common.id if common else None,
         "roles": [m["role"] for m in prepared.messages],
-        "totalTokens": prepared.total_tokens,
+        # as Pi 0.73 counted it: without the 1,200 tokens Pi 1.6 adds per user image (see _as_pi_073)
+        "totalTokens": prepared.total_tokens - 1200 * sum(_user_images(m) for m in prepared.messages),
         "read": sorted(prepared.file_ops.read),
         "written": sorted(prepared.file_ops.written),
         "edited": sorted(prepared.file_ops.edited),

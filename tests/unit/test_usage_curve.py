@@ -7,12 +7,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pitree.session.context import build_context, context_curve
+from pitree.session.context import build_context
+from pitree.session.context_curve import context_curve
 from pitree.session.load import load_bytes
 from pitree.session.usage import segments, usage_report
 from pitree.tui.plot import buckets, context_plot
 
-from tests.sessions import assistant, entry, to_bytes, user
+from tests.sessions import assistant, entry, to_bytes, ts, user
 
 
 def tree_of(entries: list[dict[str, Any]]):  # type: ignore[no-untyped-def]
@@ -80,32 +81,75 @@ def test_curve_equals_build_context_at_every_point(first_kept: str | None) -> No
     assert [p.node.id for p in points] == ["u1", "a1", "u2", "c1", "a2", "u3"]
     assert [p.compaction for p in points] == [False, False, False, True, False, False]
     for p in points:
-        assert p.tokens == build_context(tree, p.node).tokens, p.node.id
-    if first_kept != "u1":  # keeping everything from the first entry on adds the summary instead
-        assert points[3].tokens < points[2].tokens
+        assert p.tokens == build_context(tree, p.node).size.tokens, p.node.id
+    # u2 follows a1's usage (10 tokens): Pi sizes the context from it; after the compaction no usage counts
+    # until a2 answers, so the size is the estimate of summary + kept entries; then a2's usage again
+    assert points[2].tokens == 10 + 10 and points[4].tokens == 10 and points[5].tokens == 10 + 5
+    assert points[3].tokens == build_context(tree, tree.get("c1")).tokens  # no system messages: the same
 
 
-@settings(max_examples=60, deadline=None)
-@given(
-    st.lists(st.tuples(st.sampled_from(["user", "assistant", "compaction", "model"]), st.integers(0, 30)), max_size=25),
-    st.data(),
-)
+KINDS = ["user", "assistant", "zero", "error", "compaction", "model", "system", "omit", "replace", "bash"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 30)), max_size=25), st.data())
 def test_curve_matches_build_context_on_random_paths(kinds: list[tuple[str, int]], data: st.DataObject) -> None:
+    """Pi 1.x paths: system messages, edits that omit or replace earlier entries (or later ones: Pi maps every
+    selected edit first), replies with no usable usage, compactions that keep any earlier entry or themselves."""
     entries: list[dict[str, Any]] = []
     for i, (kind, size) in enumerate(kinds):
         eid, parent = f"e{i:07d}", (f"e{i - 1:07d}" if i else None)
+        other = f"e{data.draw(st.integers(0, len(kinds))):07d}"
         if kind == "user":
             entries.append(user(eid, parent, "u" * size, t=i))
-        elif kind == "assistant":
-            entries.append(assistant(eid, parent, "a" * size, t=i))
+        elif kind in ("assistant", "zero", "error"):
+            made = assistant(eid, parent, "a" * size, t=i, stop="error" if kind == "error" else "stop")
+            if kind == "zero":
+                made["message"]["usage"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+            entries.append(made)
         elif kind == "model":
             entries.append(entry("model_change", eid, parent, t=i, provider="p", modelId="m"))
+        elif kind == "system":
+            sections = {"s": "x" * size} if size % 3 else {"s": None, "t": "y" * size}
+            tools = [{"name": f"t{size % 4}", "description": "d" * size}] if size % 2 else []
+            msg = {"role": "system", "content": "c" * (size % 5), "sections": sections, "timestamp": i}
+            if tools:
+                msg["toolsAdded"] = tools
+            if size % 5 == 1:
+                msg["toolsRemoved"] = [{"name": "t1"}]
+            entries.append({"type": "message", "id": eid, "parentId": parent, "timestamp": ts(i), "message": msg})
+        elif kind in ("omit", "replace"):
+            replacement = None if kind == "omit" else {"content": "r" * size}
+            entries.append(entry("context_edit", eid, parent, t=i, targetId=other, replacement=replacement))
+        elif kind == "bash":
+            entries.append(
+                entry(
+                    "message",
+                    eid,
+                    parent,
+                    t=i,
+                    message={
+                        "role": "bashExecution",
+                        "command": "ls",
+                        "output": "o" * size,
+                        "excludeFromContext": size % 2 == 0,
+                    },
+                )
+            )
         else:
             kept = data.draw(st.integers(0, i)) if i else 0
-            entries.append(entry("compaction", eid, parent, t=i, summary="s" * size, firstKeptEntryId=f"e{kept:07d}"))
+            fields: dict[str, Any] = {"summary": "s" * size, "firstKeptEntryId": f"e{kept:07d}", "tokensBefore": 1}
+            if size % 2:
+                fields["systemMessage"] = {
+                    "role": "system",
+                    "content": "",
+                    "sections": {"p": "P" * size},
+                    "timestamp": i,
+                }
+            entries.append(entry("compaction", eid, parent, t=i, **fields))
     tree = tree_of(entries)
     for p in context_curve(tree, None):
-        assert p.tokens == build_context(tree, p.node).tokens
+        assert p.tokens == build_context(tree, p.node).size.tokens, p.node.id
 
 
 def test_buckets_take_the_largest_value_per_column() -> None:
