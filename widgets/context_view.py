@@ -126,6 +126,12 @@ class ContextScreen(Screen[str | None]):
         if ctx.compaction is not None:
             head.append(f"\nafter compaction {ctx.compaction.id}: its summary comes first", "magenta")
             head.append(f", then the kept entries from {ctx.kept_from.id}" if ctx.kept_from else ", nothing kept")
+        if ctx.dialect == "omp":  # an oh-my-pi session: its buildSessionContext, not Pi's
+            head.append("\nrules: oh-my-pi's (the file is in its dialect)", "yellow")
+            for note in ctx.notes[:6]:
+                head.append(f"\n  {make_safe(note, keep_newlines=False)}", "dim")
+            if len(ctx.notes) > 6:
+                head.append(f"\n  … {len(ctx.notes) - 6} more left out", "dim")
         return head
 
     def on_mount(self) -> None:

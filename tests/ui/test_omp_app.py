@@ -94,3 +94,16 @@ async def test_the_browser_lists_omp_beside_pi(tmp_path: Path, monkeypatch: pyte
         await pilot.press("enter")
         await until(pilot, lambda: app.stree is not None and app.stree.header is not None)
         assert app.stree.header["id"] == "019a0000-0000-7000-8000-0000000000b1"
+
+
+async def test_context_view_says_it_followed_omp(omp_session: Path) -> None:
+    from pitree.widgets.context_view import ContextScreen
+    from textual.widgets import Static
+
+    app = make_app(omp_session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ContextScreen))
+        head = str(app.screen.query_one("#ctx-head", Static).render())
+        assert "rules: oh-my-pi's" in head and "model a/x" in head
