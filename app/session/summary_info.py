@@ -114,8 +114,8 @@ class SessionScan:
                 summary = meta.get("summary") if meta else None
                 if summary:
                     yield node.id, ntype, summary[:DOC_MAX]
-            elif ntype == "session_info":
-                name = meta.get("name") if meta else None
+            elif ntype == "session_info" or ntype == "title_change":  # Pi's name, oh-my-pi's title
+                name = meta.get("name" if ntype == "session_info" else "title") if meta else None
                 if isinstance(name, str) and name.strip():
                     yield node.id, "name", name.strip()[:DOC_MAX]
             elif ntype == "custom_message":

@@ -57,7 +57,9 @@ class Segment:
 
 
 def model_key(node: Node) -> str:
-    return "/".join(str(x) for x in node.model) if node.model else "unknown"
+    if node.model:
+        return "/".join(str(x) for x in node.model)
+    return "subagents (task)" if node.role == "toolResult" and node.text == "[task]" else "unknown"
 
 
 def segments(tree: SessionTree) -> list[Segment]:

@@ -283,3 +283,17 @@ def test_tree_cache_keeps_the_slot_title_and_dialect(tmp_path: Path) -> None:
     tree = builder.tree
     assert (tree.dialect, tree.name) == ("omp", "Cached title")
     assert [m.node.id for m in build_context(tree, None).messages] == ["u1"]
+
+
+def test_title_changes_are_searchable_names_and_task_usage_has_its_own_key() -> None:
+    from pitree.session.summary_info import SessionScan
+
+    entries = [
+        user("u1", None),
+        entry("title_change", "t1", "u1", t=2, title="Parser work", source="user"),
+        assistant("a1", "t1", calls=(("c1", "task", {}),), stop="toolUse"),
+        tool_result("r1", "a1", "c1", name="task", details={"usage": usage(7)}),
+    ]
+    tree = load_bytes(_bytes(entries))
+    assert ("t1", "name", "Parser work") in list(SessionScan(tree).documents())
+    assert usage_report(tree)["models"]["subagents (task)"]["input"] == 7
