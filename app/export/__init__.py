@@ -239,6 +239,10 @@ class _Builder:
             title = f"custom message: {js_string(entry.get('customType'))}"
             return Section("custom", title, parts=parts)
         if etype == "model_change":
+            if "modelId" not in entry and "model" in entry:  # oh-my-pi: {model: "provider/id", role}
+                role = entry.get("role")
+                shown = f" ({js_string(role)})" if role not in (None, "default") else ""
+                return Section("setting", f"model → {js_string(entry.get('model'))}{shown}", compact=True)
             title = f"model → {js_string(entry.get('provider'))}/{js_string(entry.get('modelId'))}"
             return Section("setting", title, compact=True)
         if etype == "thinking_level_change":

@@ -60,3 +60,15 @@ def test_omp_roles_are_named_and_cut_strings_say_so() -> None:
     cut = "x" * 10 + "\n\n[Session persistence truncated large content]"
     assert "cut by oh-my-pi" in plain(fold_text(cut))
     assert "cut by oh-my-pi" not in plain(fold_text("x" * 10))
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_export_of_an_omp_session(tmp_path: Path, fmt: str) -> None:
+    from pitree.export import export_bytes
+
+    path, _ = case16(tmp_path)
+    tree, _ = load_session_fast(path, final=True, save_cache=False)
+    out = export_bytes(tree, EntryReader(path, tree), None, fmt).decode()
+    assert "model → a/x" in out and "model → b/y (smol)" in out
+    assert f"[image: image/png, {len(PNG)} bytes, blob " in out
+    assert "Fix the parser" in out
