@@ -146,7 +146,7 @@ def info_report(tree: SessionTree, size: int | None = None) -> dict[str, Any]:
         "header": tree.header,
         "bytes": size,
         "entries": tree.entry_count,
-        "lines": tree.entry_count + len(tree.skipped) + (1 if tree.header is not None else 0),
+        "lines": tree.entry_count + len(tree.skipped) + (tree.header is not None) + (tree.title_slot is not None),
         "skipped": len(tree.skipped),
         "problems": len(tree.problems),
         "types": dict(sorted(types.items())),

@@ -20,6 +20,7 @@ from typing import Any
 
 from .dialect_omp import INTERRUPTED_THINKING, SKIPPED_CUSTOM, split_model
 from .entries import Node
+from .text import js_string
 
 
 @dataclass
@@ -48,7 +49,7 @@ def _message(node: Node, out: OmpContext) -> None:
         out.messages.append((node.role or "unknown", node))
     elif ntype == "custom_message":
         custom = node.meta.get("customType") if node.meta else None
-        if custom in SKIPPED_CUSTOM:
+        if isinstance(custom, str) and custom in SKIPPED_CUSTOM:
             out.notes.append(f"{node.id}: {custom} message left out")
             return
         out.messages.append(("custom", node))
@@ -65,7 +66,7 @@ def _settings(path: list[Node], out: OmpContext) -> None:
             out.thinking_level = "off" if level is None else level
         elif node.type == "model_change" and meta is not None and meta.get("model"):
             role = meta.get("role") or "default"
-            out.models[role] = meta.get("model")
+            out.models[role if isinstance(role, str) else js_string(role)] = meta.get("model")
             explicit_default = explicit_default or role == "default"
         elif node.type == "message" and node.role == "assistant" and not explicit_default:
             provider, model_id = node.model or (None, None)
@@ -102,11 +103,11 @@ def _emit_compacted(path: list[Node], compaction: Node, out: OmpContext) -> None
 
 
 def _strip_unpaired_calls(out: OmpContext) -> None:
-    paired = {n.call_id for role, n in out.messages if role == "toolResult"}
+    paired = {n.call_id for role, n in out.messages if role == "toolResult" and isinstance(n.call_id, str)}
     kept: list[tuple[str, Node]] = []
     for role, node in out.messages:
         if role == "assistant" and node.calls:
-            unpaired = [c for c in node.calls if c[0] not in paired]
+            unpaired = [c for c in node.calls if not (isinstance(c[0], str) and c[0] in paired)]
             if unpaired:
                 if not _omp(node).get("others"):
                     out.notes.append(f"{node.id}: only tool calls without results, left out")
@@ -125,11 +126,15 @@ def _drop_failed_turns(out: OmpContext) -> None:
             after = msgs[i + 1][1] if i + 1 < len(msgs) else None
             custom = after.meta.get("customType") if after is not None and after.meta else None
             if not (after is not None and after.type == "custom_message" and custom == INTERRUPTED_THINKING):
-                calls = {c[0] for c in node.calls or ()}
+                calls = {c[0] for c in node.calls or () if isinstance(c[0], str)}
                 del msgs[i]
                 out.notes.append(f"{node.id}: aborted or errored turn left out")
                 if calls:
-                    msgs[i:] = [(r, n) for r, n in msgs[i:] if not (r == "toolResult" and n.call_id in calls)]
+                    msgs[i:] = [
+                        (r, n)
+                        for r, n in msgs[i:]
+                        if not (r == "toolResult" and isinstance(n.call_id, str) and n.call_id in calls)
+                    ]
         i -= 1
 
 

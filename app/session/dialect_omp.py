@@ -49,7 +49,8 @@ INTERRUPTED_THINKING = "interrupted-thinking"
 
 def title_slot(obj: dict[str, Any], length: int) -> dict[str, Any] | None:
     """omp's `parseTitleSlotObject` for line 1 (`length` bytes without its newline): the slot, or None."""
-    if length + 1 != SLOT_BYTES or obj.get("type") != SLOT_TYPE or obj.get("v") != 1:
+    v = obj.get("v")
+    if length + 1 != SLOT_BYTES or obj.get("type") != SLOT_TYPE or isinstance(v, bool) or v != 1:
         return None
     if not all(isinstance(obj.get(k), str) for k in ("title", "updatedAt", "pad")):
         return None

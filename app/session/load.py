@@ -282,10 +282,11 @@ class SessionBuilder:
                 obj = {**obj, "message": {**message, "role": "custom"}}
         fill_node(node, obj)
         tree = self.tree
-        if tree.dialect == dialect_omp.OMP or obj.get("type") in dialect_omp.OMP_TYPES:
+        etype = obj.get("type")
+        if tree.dialect == dialect_omp.OMP or (type(etype) is str and etype in dialect_omp.OMP_TYPES):
             tree.dialect = dialect_omp.OMP
             dialect_omp.fill_omp(node, obj, True)
-        elif obj.get("type") == "model_change":
+        elif etype == "model_change":
             dialect_omp.fill_omp(node, obj, False)  # omp's shape ({model, role}) in a file not yet known as omp's
         if self._migrate_v1:
             header = self.tree.header

@@ -414,7 +414,7 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
         return [*markdown(msg.get("summary")), *extra_fields(msg, {"role", "summary", "timestamp"})]
     if role == "custom":
         parts = [label("customType", msg.get("customType"), "bold")]
-    elif role in OMP_ROLES:  # oh-my-pi's own roles: their fields follow
+    elif isinstance(role, str) and role in OMP_ROLES:  # oh-my-pi's own roles: their fields follow
         parts = [Text(f"{role} (oh-my-pi)", "bold")]
     else:
         parts = [Text("role not known to pitree: ", "yellow") + safe_text(role, "bold", one_line=True)]

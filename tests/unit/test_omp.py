@@ -297,3 +297,49 @@ def test_title_changes_are_searchable_names_and_task_usage_has_its_own_key() -> 
     tree = load_bytes(_bytes(entries))
     assert ("t1", "name", "Parser work") in list(SessionScan(tree).documents())
     assert usage_report(tree)["models"]["subagents (task)"]["input"] == 7
+
+
+WEIRD: list[object] = [None, True, 1, 1.5, "", "x", [], ["a"], {}, {"a": [1]}]
+
+
+@pytest.mark.parametrize("value", WEIRD)
+def test_wrong_types_in_omp_fields_never_crash(value: object) -> None:
+    entries = [
+        model_change("m1", None, "a/x"),
+        entry("model_change", "m2", "m1", model=value, role=value),
+        entry("thinking_level_change", "t1", "m2", thinkingLevel=value),
+        entry("title_change", "n1", "t1", title=value),
+        user("u1", "n1"),
+        assistant("a1", "u1", calls=(("c1", "read", {}),), stop="toolUse"),
+        message("a2", "a1", {"role": "assistant", "content": value, "stopReason": value, "retryRecovery": value}),
+        message(
+            "r1", "a2", {"role": "toolResult", "toolCallId": value, "toolName": "task", "details": {"usage": value}}
+        ),
+        message("x1", "r1", {"role": value, "files": value, "code": value}),
+        message("x2", "x1", {"role": "fileMention", "files": value}),
+        message("x3", "x2", {"role": "pythonExecution", "code": value, "output": value}),
+        entry("custom_message", "c1", "x3", customType=value, content=value),
+        entry(
+            "compaction",
+            "k1",
+            "c1",
+            summary="S",
+            firstKeptEntryId=value,
+            providerReplayThroughEntryId=value,
+            tokensBefore=1,
+            preserveData=value,
+        ),
+        entry("reset_boundary", "z1", "k1"),
+        model_usage("mu", "z1", value),  # type: ignore[arg-type]
+        entry("ttsr_injection", "e2", "mu", injectedRules=value),
+        entry("session_init", "e3", "e2", agent=value, task=value),
+    ]
+    tree = load_bytes(_bytes(entries, head=header(title=value)))
+    assert tree.dialect == "omp" and len(tree.nodes) == len(entries)
+    for node in tree.nodes:
+        build_context(tree, node)
+    usage_report(tree)
+    slot = {"type": "title", "v": True, "title": "t", "updatedAt": "u", "pad": ""}
+    from pitree.session.dialect_omp import title_slot
+
+    assert title_slot(slot, 255) is None and title_slot({**slot, "v": 1}, 255) is not None

@@ -72,3 +72,15 @@ def test_export_of_an_omp_session(tmp_path: Path, fmt: str) -> None:
     assert "model → a/x" in out and "model → b/y (smol)" in out
     assert f"[image: image/png, {len(PNG)} bytes, blob " in out
     assert "Fix the parser" in out
+
+
+@pytest.mark.parametrize("value", [None, True, 1, "", [], ["a"], {}, {"a": [1]}])
+def test_omp_entries_with_wrong_types_render(value: object) -> None:
+    for msg in (
+        {"role": "fileMention", "files": value},
+        {"role": "pythonExecution", "code": value, "output": value},
+        {"role": value, "content": value},
+        {"role": "user", "content": [{"type": "image", "data": value, "mimeType": value}]},
+    ):
+        assert plain(entry_parts(message("x1", None, msg)))
+    assert fold_text(value)

@@ -189,7 +189,7 @@ def test_search_and_id_prefix_find_omp_sessions(omp_home: dict[str, Any], capsys
 def test_info_usage_context_tree_on_an_omp_file(omp_home: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     path = str(omp_home["parent"])
     info = _json(["info", path], capsys)
-    assert info["session"]["name"] == "Investigate" and info["skipped"] == 0
+    assert info["session"]["name"] == "Investigate" and info["skipped"] == 0 and info["lines"] == 7
     total = _json(["usage", path], capsys)["total"]
     assert (total["input"], total["output"]) == (114, 24) and total["cost"] == pytest.approx(2.75)
     ctx = _json(["context", path, "--no-tiktoken"], capsys)
