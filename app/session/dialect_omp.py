@@ -207,6 +207,14 @@ def fill_omp(node: Node, obj: dict[str, Any], is_omp: bool) -> None:
             and remote.get("provider")
             and isinstance(remote.get("replacementHistory"), list)
         )
+    elif etype == "branch_summary" and is_omp and not obj.get("summary"):
+        details = obj.get("details")
+        kind = details.get("kind") if isinstance(details, dict) else None
+        if kind is not None:  # omp's durable marker (e.g. a discarded entry), not a summary
+            target = details.get("discardedEntryId") if isinstance(details, dict) else None
+            node.text = (
+                _row("branch marker", kind) if target is None else _row(f"branch marker {js_string(kind)}", target)
+            )
     elif etype == "model_usage":
         node.text = _row("model usage", obj.get("purpose"))
         node.model = shared_model(obj.get("provider"), obj.get("model"))

@@ -343,3 +343,20 @@ def test_wrong_types_in_omp_fields_never_crash(value: object) -> None:
     from pitree.session.dialect_omp import title_slot
 
     assert title_slot(slot, 255) is None and title_slot({**slot, "v": 1}, 255) is not None
+
+
+def test_discard_marker_row() -> None:
+    entries = [
+        user("u1", None),
+        entry(
+            "branch_summary",
+            "b1",
+            "u1",
+            fromId="u1",
+            summary="",
+            details={"kind": "discarded-entry-branch", "discardedEntryId": "a9"},
+        ),
+    ]
+    tree = load_bytes(_bytes(entries))
+    assert tree.nodes[1].text == "[branch marker discarded-entry-branch: a9]"
+    assert [m.node.id for m in build_context(tree, None).messages] == ["u1"]
