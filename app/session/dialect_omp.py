@@ -182,9 +182,18 @@ def _row(kind: str, value: Any) -> str:
     return f"[{kind}: {normalize(js_string(value))}]"
 
 
-def fill_omp(node: Node, obj: dict[str, Any], is_omp: bool) -> None:
-    """omp's reading of an entry, after `fill_node` did Pi's: its own types, model_change's `model`, usage."""
+def fill_omp(node: Node, obj: dict[str, Any], is_omp: bool) -> bool:
+    """omp's reading of an entry, after `fill_node` did Pi's: its own types, model_change's `model`, usage.
+    `is_omp`: the file is known to be omp's. Returns whether it is now (an entry only omp writes tells)."""
     etype = obj.get("type")
+    if not is_omp and type(etype) is str and etype in OMP_TYPES:
+        is_omp = True
+    if is_omp or etype == "model_change":  # omp's model_change shape can come before anything else says omp
+        _fill(node, obj, etype, is_omp)
+    return is_omp
+
+
+def _fill(node: Node, obj: dict[str, Any], etype: Any, is_omp: bool) -> None:
     if etype == "message":
         _message(node, obj.get("message"), is_omp)
     elif etype == "model_change" and "modelId" not in obj and "model" in obj:

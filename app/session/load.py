@@ -281,13 +281,8 @@ class SessionBuilder:
             if obj.get("type") == "message" and isinstance(message, dict) and message.get("role") == "hookMessage":
                 obj = {**obj, "message": {**message, "role": "custom"}}
         fill_node(node, obj)
-        tree = self.tree
-        etype = obj.get("type")
-        if tree.dialect == dialect_omp.OMP or (type(etype) is str and etype in dialect_omp.OMP_TYPES):
-            tree.dialect = dialect_omp.OMP
-            dialect_omp.fill_omp(node, obj, True)
-        elif etype == "model_change":
-            dialect_omp.fill_omp(node, obj, False)  # omp's shape ({model, role}) in a file not yet known as omp's
+        if dialect_omp.fill_omp(node, obj, self.tree.dialect == dialect_omp.OMP):
+            self.tree.dialect = dialect_omp.OMP
         if self._migrate_v1:
             header = self.tree.header
             sid = header.get("id") if header else "no-header"
