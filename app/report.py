@@ -20,6 +20,7 @@ from .report_context import (
     compactions_report,
     context_agent_message,
     context_report,
+    head_tiktoken,
     tiktoken_counts,
 )
 from .session.entries import IS_ERROR
@@ -34,6 +35,7 @@ __all__ = [  # the context and compaction reports live in report_context
     "compactions_report",
     "context_agent_message",
     "context_report",
+    "head_tiktoken",
     "tiktoken_counts",
 ]
 

@@ -72,6 +72,12 @@ def system_head(reader: EntryReader, ctx: SessionContext) -> dict[str, Any] | No
     return current_system_message(projected_messages(reader, sources)) if sources else None
 
 
+def head_tiktoken(reader: EntryReader, ctx: SessionContext) -> int | None:
+    """cl100k tokens of the collapsed system head (its prompt text and its tools' JSON); None without one."""
+    head = system_head(reader, ctx)
+    return _count(head) if head is not None else None
+
+
 def context_report(tree: SessionTree, reader: EntryReader | None, leaf: Node | None) -> dict[str, Any]:
     ctx = build_context(tree, leaf)
     counts = tiktoken_counts(reader, ctx) if reader is not None else None

@@ -91,20 +91,41 @@ def print_context(console: Console, report: dict[str, Any]) -> None:
     table = Table(box=None, pad_edge=False)
     for col in ("#", "role", "entry", "tokens", "tiktoken", "running"):
         table.add_column(col, justify="right" if col in ("#", "tokens", "tiktoken", "running") else "left")
+    table.add_column("edit")
     running = 0
+    system = report.get("system")
+    if system is not None:  # Pi 1.x: the system messages collapse into one head, sent first
+        running += system["tokens"]
+        sources = ", ".join(system["sourceEntryIds"])
+        tik = system.get("tiktoken")
+        tik_text = "" if tik is None else str(tik)
+        table.add_row("·", "system head", one_line(sources), str(system["tokens"]), tik_text, str(running), "")
     for i, m in enumerate(report["messages"], 1):
-        running += m["tokens"] if not m.get("excludeFromContext") else 0
+        folded = m["role"] == "system"
+        running += m["tokens"] if not m.get("excludeFromContext") and not folded else 0
+        role = m["role"] + (" (excluded)" if m.get("excludeFromContext") else "") + (" (in head)" if folded else "")
         table.add_row(
             str(i),
-            one_line(m["role"] + (" (excluded)" if m.get("excludeFromContext") else "")),
+            one_line(role),
             one_line(m["entryId"]),
             str(m["tokens"]),
             str(m.get("tiktoken", "")),
             str(running),
+            one_line(f"replaced by {m['editedBy']}" if m.get("editedBy") else ""),
         )
     console.print(table)
+    for omitted in report.get("omitted", []):
+        console.print(one_line(f"omitted: {omitted['entryId']} (by context edit {omitted['editedBy']})", "yellow"))
     tok = report["tokens"]
     console.print(Text(f"total: {tok['estimate']} tokens (Pi's chars/4 estimate), {tok['tiktoken']} (cl100k)"))
+    size = report.get("size")
+    if size is not None:
+        how = (
+            f"usage of {size['usageEntryId']} {size['usageTokens']} + {size['trailingTokens']} after it"
+            if size["usageEntryId"] is not None
+            else "estimate: no usable usage after the last context edit or compaction"
+        )
+        console.print(one_line(f"context size (Pi 1.6): {size['tokens']} tokens ({how})"))
 
 
 def print_compactions(console: Console, report: dict[str, Any]) -> None:
@@ -125,6 +146,20 @@ def print_compactions(console: Console, report: dict[str, Any]) -> None:
                 f" from {c['firstKeptEntryId']} ({'on' if c['firstKeptOnPath'] else 'NOT on'} the path)"
             )
         )
+        if c.get("retainNone"):
+            console.print(one_line("  retain-none: nothing kept, on purpose"))
+        dropped, checkpoint = c.get("droppedSystem"), c.get("checkpoint")
+        if dropped and dropped["entries"]:
+            console.print(one_line(f"  system messages dropped: {dropped['entries']}, ~{dropped['tokens']} tokens"))
+        if checkpoint is not None:
+            names = ""
+            if checkpoint.get("sections") is not None:
+                names = f": sections {', '.join(map(str, checkpoint['sections'])) or 'none'}; tools "
+                names += ", ".join(map(str, checkpoint["tools"])) or "none"
+            console.print(one_line(f"  checkpoint: ~{checkpoint['tokens']} tokens{names}"))
+        cost = c.get("usage")
+        if cost is not None:
+            console.print(one_line(f"  cost of the compaction: {cost['tokens']} tokens, ${cost['cost']:.4f}"))
         after = c["tokensAfter"]
         console.print(
             one_line(
@@ -177,8 +212,10 @@ def print_info(console: Console, report: dict[str, Any]) -> None:
             f"cache write {u['cacheWrite']}, total {u['totalTokens']}, cost ${u['cost']:.4f}",
         )
     )
+    if u.get("sources"):
+        rows.append(("  from", ", ".join(f"{k} {v}" for k, v in u["sources"].items())))
     for model, m in report["models"].items():
-        rows.append((f"  {model}", f"{m['messages']} replies, {m['totalTokens']} tokens, ${m['cost']:.4f}"))
+        rows.append((f"  {model}", f"{m['messages']} usages, {m['totalTokens']} tokens, ${m['cost']:.4f}"))
     for k, v in rows:
         table.add_row(one_line(k), one_line(v))
     console.print(table)
@@ -191,6 +228,7 @@ def _usage_cells(u: dict[str, Any]) -> list[str]:
         f"{u['output']:,}",
         f"{u['cacheRead']:,}",
         f"{u['cacheWrite']:,}",
+        f"{u['totalTokens']:,}",
         f"${u['cost']:,.4f}",
     ]
 
@@ -198,13 +236,14 @@ def _usage_cells(u: dict[str, Any]) -> list[str]:
 def _usage_table(title: str, first: str) -> Table:
     table = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False, padding=(0, 2, 0, 0))
     table.add_column(first)
-    for name in ("replies", "input", "output", "cache read", "cache write", "cost"):
+    for name in ("usages", "input", "output", "cache read", "cache write", "tokens", "cost"):
         table.add_column(name, justify="right")
     return table
 
 
 def usage_tables(report: dict[str, Any]) -> Group:
-    """`pitree usage` as Rich tables: totals, per model, per branch segment (active path in bold)."""
+    """`pitree usage` as Rich tables: totals, per model, per branch segment (active path in bold). A usage is one
+    record Pi 1.x counts (a reply, a tool result, a usage entry, a summary); tokens are the sum of the four parts."""
     totals = _usage_table("Totals", "")
     totals.add_row("session", *_usage_cells(report["total"]), style="bold")
     totals.add_row("active path (root → leaf)", *_usage_cells(report["activePath"]))

@@ -1,16 +1,19 @@
 """`ContextScreen`: what the model gets at one leaf (key `c`), and how the context grew along the path.
 
-On top, a plot of the context size (Pi's estimate) at every entry of root → leaf, compactions marked and
-the model's window drawn where Pi's registry knows it. Below, the exact message list of
-`build_context` (SPEC.md rules), one row per message: role, entry, Pi's estimate, tiktoken cl100k and a
-running total; compaction and branch summaries stand out. tiktoken counts come from a cancellable
-thread worker that fills the column in batches with a progress bar. Enter closes the screen on the
-selected message's entry (the app selects it in the tree); Esc closes it where it was.
+On top, a plot of the context size (Pi 1.6's estimateProjectedContextTokens) at every entry of root → leaf,
+compactions marked and the model's window drawn where Pi's registry knows it. Below, the exact message list of
+`build_context` (Pi 1.6's projection), one row per message: role, entry, Pi's estimate, tiktoken cl100k and a
+running total; compaction and branch summaries stand out. The collapsed system head (what a request carries
+as its prompt and tools) is the first row; the system messages it folds stay in place, dimmed and not added
+to the total. A message a context edit replaced names the edit; an entry an edit omits has a dim row of its
+own. tiktoken counts come from a cancellable thread worker that fills the column in batches with a progress
+bar. Enter closes the screen on the selected row's entry (the app selects it in the tree); Esc closes it
+where it was.
 """
 
 from __future__ import annotations
 
-from pitree.report import tiktoken_counts
+from pitree.report import head_tiktoken, tiktoken_counts
 from pitree.session.context import SessionContext, build_context, model_label
 from pitree.session.context_curve import context_curve
 from pitree.session.entries import Node
@@ -80,6 +83,13 @@ class ContextScreen(Screen[str | None]):
             self.start, self.counts = start, counts
             super().__init__()
 
+    class HeadCounted(Message):
+        """Posted by the tiktoken worker once the collapsed system head is counted."""
+
+        def __init__(self, count: int | None) -> None:
+            self.count = count
+            super().__init__()
+
     class CountFailed(Message):
         """Posted when the entries could not be re-read for counting."""
 
@@ -94,7 +104,9 @@ class ContextScreen(Screen[str | None]):
         model = self.ctx.model or {}
         self.window = context_window(model.get("provider"), model.get("modelId"))
         self.tiktoken: list[int | None] = [None] * len(self.ctx.messages)
+        self.head_count: int | None = None
         self.counted = 0
+        self.rows = self._rows()  # (row key, entry id to go to) in display order
 
     def compose(self) -> ComposeResult:
         ctx = self.ctx
@@ -116,16 +128,33 @@ class ContextScreen(Screen[str | None]):
         head.append(f"  ·  thinking {make_safe(str(ctx.thinking_level), keep_newlines=False)}")
         head.append(f"  ·  window {self.window:,}" if self.window else "  ·  window unknown (not in Pi's registry)")
         head.append(f"\n{len(ctx.messages)} messages · ~{ctx.tokens:,} tokens (Pi's chars/4)")
+        size = ctx.size
+        head.append(f" · context size {size.tokens:,} (Pi: ")
+        if size.usage_node is not None:
+            head.append(f"usage of {size.usage_node.id} {size.usage_tokens:,} + {size.trailing_tokens:,} after)")
+        else:
+            head.append("estimate: no usage after the last edit or compaction)")
         if self.counted >= len(ctx.messages):
-            total = sum(c or 0 for c, m in zip(self.tiktoken, ctx.messages, strict=True) if not m.excluded)
+            sent = zip(self.tiktoken, ctx.messages, strict=True)
+            total = sum(c or 0 for c, m in sent if not m.excluded and m.role != "system") + (self.head_count or 0)
             head.append(f" · {total:,} tokens (tiktoken cl100k)")
             if self.window:
                 head.append(f" · {total / self.window:.1%} of the window")
         else:
             head.append(f" · tiktoken: counting {self.counted}/{len(ctx.messages)} …", "dim")
         if ctx.compaction is not None:
-            head.append(f"\nafter compaction {ctx.compaction.id}: its summary comes first", "magenta")
-            head.append(f", then the kept entries from {ctx.kept_from.id}" if ctx.kept_from else ", nothing kept")
+            first = "its checkpoint and summary come" if ctx.compaction.meta and ctx.compaction.meta.get(
+                "checkpoint") else "its summary comes"
+            head.append(f"\nafter compaction {ctx.compaction.id}: {first} first", "magenta")
+            if ctx.retain_none:
+                head.append(", nothing kept (retain-none)", "magenta")
+            else:
+                head.append(f", then the kept entries from {ctx.kept_from.id}" if ctx.kept_from else ", nothing kept")
+            if ctx.dropped_system:
+                head.append(f"; {len(ctx.dropped_system)} system messages of the kept range dropped", "magenta")
+        omitted = ctx.omitted
+        if omitted:
+            head.append(f"\n{len(omitted)} entries omitted by context edits", "yellow")
         if ctx.dialect == "omp":  # an oh-my-pi session: its buildSessionContext, not Pi's
             head.append("\nrules: oh-my-pi's (the file is in its dialect)", "yellow")
             for note in ctx.notes[:6]:
@@ -133,6 +162,21 @@ class ContextScreen(Screen[str | None]):
             if len(ctx.notes) > 6:
                 head.append(f"\n  … {len(ctx.notes) - 6} more left out", "dim")
         return head
+
+    def _rows(self) -> list[tuple[str, str]]:
+        """The table's rows: the system head, then the messages with each omitted entry where it would be."""
+        ctx = self.ctx
+        rows: list[tuple[str, str]] = []
+        if ctx.head.exists and ctx.head.sources:
+            rows.append(("head", ctx.head.sources[0].node.id))
+        i = 0
+        for j, projected in enumerate(ctx.entries):
+            if not projected.messages and projected.edit is not None and projected in ctx.omitted:
+                rows.append((f"omit{j}", projected.node.id))
+            for _ in projected.messages:
+                rows.append((str(i), ctx.messages[i].node.id))
+                i += 1
+        return rows
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -151,34 +195,68 @@ class ContextScreen(Screen[str | None]):
     def _fill(self) -> None:
         """Add the next ROW_BATCH rows, then yield to the event loop: 9,000 messages never freeze the screen."""
         table = self.query_one(DataTable)
-        messages = self.ctx.messages
-        row_text = self.stree.context_text
-        stop = min(len(messages), self._rows_added + ROW_BATCH)
-        for i in range(self._rows_added, stop):
-            m = messages[i]
-            if not m.excluded:
-                self._running_total += m.tokens
-            role = Text(m.role, SUMMARY_ROLES.get(m.role, ""))
-            if m.excluded:
-                role.append(" (excluded)", "dim")
-            body = make_safe(row_text(m.node), keep_newlines=False)[:160]
-            table.add_row(
-                Text(str(i + 1), "dim"),
-                role,
-                m.node.id,
-                Text(f"{m.tokens:,}", justify="right"),
-                Text("…", "dim", justify="right"),
-                Text(f"{self._running_total:,}", justify="right"),
-                Text(body, SUMMARY_ROLES.get(m.role, "")),
-                key=str(i),
-            )
+        stop = min(len(self.rows), self._rows_added + ROW_BATCH)
+        for key, _ in self.rows[self._rows_added : stop]:
+            table.add_row(*self._cells(key), key=key)
         self._rows_added = stop
-        if stop < len(messages):
+        if stop < len(self.rows):
             self.call_after_refresh(self._fill)
             return
-        if messages and table.cursor_row == 0:  # start at the leaf, unless the user moved meanwhile
-            table.move_cursor(row=len(messages) - 1)
+        if self.rows and table.cursor_row == 0:  # start at the leaf, unless the user moved meanwhile
+            table.move_cursor(row=len(self.rows) - 1)
         self.count_tokens()  # once every row exists: the counts fill cells by row key
+
+    def _cells(self, key: str) -> tuple[Text, ...]:
+        """One row's cells. Entry ids and texts come from the file: plain `Text`, made safe, never markup."""
+        ctx = self.ctx
+        if key == "head":
+            self._running_total += ctx.head.tokens
+            names = ", ".join(str(name) for name in ctx.head.sections) or "no sections"
+            about = f"collapsed system prompt: {names}; {len(ctx.head.tools)} tools"
+            return (
+                Text("·", "dim"),
+                Text("system head", "bold cyan"),
+                Text(f"{len(ctx.head.sources)} msgs", "dim"),
+                Text(f"{ctx.head.tokens:,}", justify="right"),
+                Text("…", "dim", justify="right"),
+                Text(f"{self._running_total:,}", justify="right"),
+                Text(make_safe(about, keep_newlines=False)[:160], "cyan"),
+            )
+        if key.startswith("omit"):
+            projected = ctx.entries[int(key[4:])]
+            edit = projected.edit.id if projected.edit is not None else "?"
+            return (
+                Text("–", "dim"),
+                Text("omitted", "dim yellow"),
+                Text(make_safe(projected.node.id, keep_newlines=False), "dim"),
+                Text("0", "dim", justify="right"),
+                Text("", justify="right"),
+                Text(f"{self._running_total:,}", "dim", justify="right"),
+                Text(f"omitted by context edit {make_safe(edit, keep_newlines=False)}", "dim yellow"),
+            )
+        i = int(key)
+        m = ctx.messages[i]
+        folded = m.role == "system"  # counted in the head row
+        if not m.excluded and not folded:
+            self._running_total += m.tokens
+        role = Text(m.role, SUMMARY_ROLES.get(m.role, "dim" if folded else ""))
+        if m.excluded:
+            role.append(" (excluded)", "dim")
+        if folded:
+            role.append(" (checkpoint, in head)" if m.checkpoint else " (in head)", "dim")
+        shown = self.stree.context_text(m.node) if not m.checkpoint else "[checkpoint of the compaction]"
+        body = Text(make_safe(shown, keep_newlines=False)[:160], SUMMARY_ROLES.get(m.role, "dim" if folded else ""))
+        if m.edit is not None:
+            body = Text.assemble((f"✎ replaced by {make_safe(m.edit.id, keep_newlines=False)}: ", "yellow"), body)
+        return (
+            Text(str(i + 1), "dim"),
+            role,
+            Text(make_safe(m.node.id, keep_newlines=False)),
+            Text(f"{m.tokens:,}", "dim" if folded else "", justify="right"),
+            Text("…", "dim", justify="right"),
+            Text(f"{self._running_total:,}", justify="right"),
+            body,
+        )
 
     @work(thread=True, exclusive=True, group="context-count", description="Counting tokens", exit_on_error=False)
     def count_tokens(self) -> None:
@@ -196,6 +274,17 @@ class ContextScreen(Screen[str | None]):
             if worker.is_cancelled:
                 return
             self.post_message(self.Counted(start, counts))
+        if self.ctx.head.exists:
+            try:
+                self.post_message(self.HeadCounted(head_tiktoken(self.reader, self.ctx)))
+            except SessionFileError as exc:
+                self.post_message(self.CountFailed(str(exc)))
+
+    def on_context_screen_head_counted(self, message: HeadCounted) -> None:
+        self.head_count = message.count
+        if message.count is not None and any(key == "head" for key, _ in self.rows):
+            self.query_one(DataTable).update_cell("head", "tik", Text(f"{message.count:,}", justify="right"))
+        self.query_one("#ctx-head", Static).update(self._head())
 
     def on_context_screen_counted(self, message: Counted) -> None:
         table = self.query_one(DataTable)
@@ -222,7 +311,7 @@ class ContextScreen(Screen[str | None]):
 
     def action_select_entry(self) -> None:
         table = self.query_one(DataTable)
-        if not self.ctx.messages:
+        if not self.rows:
             return
         self.workers.cancel_group(self, "context-count")
-        self.dismiss(self.ctx.messages[table.cursor_row].node.id)
+        self.dismiss(self.rows[table.cursor_row][1])

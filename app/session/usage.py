@@ -1,8 +1,16 @@
-"""Tokens and cost from assistant `usage`, per model and per branch segment (`pitree usage`, the `u` view).
+"""Tokens and cost as Pi 1.x totals them (`getSessionStats`, `getUsageCostBreakdown`), per model and per branch
+segment (`pitree usage`, the `u` view, `pitree info`).
+
+Sources, over every entry of the file: assistant `usage`, tool-result `usage`, `usage` entries, `compaction.usage`
+and `branch_summary.usage`. Tokens are input + output + cacheRead + cacheWrite (a stored `totalTokens` is not
+used); cost is the sum of `cost.total`. Per model: an assistant reply under `provider/(responseModel ?? model)`,
+a usage entry under `provider/model`, the rest under `Tools/summaries`; models with no tokens and no cost are
+left out and the rest ordered by cost, as Pi's breakdown does.
 
 A *segment* is a run of entries between forks: it starts at a root or at a child of an entry with several
-children and ends at the next fork or at a leaf. Every entry belongs to exactly one segment, so the
-segments' figures add up to the session's. Duplicate-id losers are not in the tree and are not counted.
+children and ends at the next fork or at a leaf. Every entry in the tree belongs to exactly one segment, so the
+segments' figures add up to the session's. (An entry that a later duplicate id replaced is counted in the
+total, as Pi counts every line, but is in no segment.)
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .entries import Node
+from .text import js_string
 from .tree import SessionTree
 
 FIELDS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost")
@@ -27,8 +36,10 @@ class Usage:
     def add(self, usage: tuple[float, ...]) -> None:
         self.messages += 1
         values = self.values
-        for i, v in enumerate(usage):
-            values[i] += v
+        for i in range(4):
+            values[i] += usage[i]
+        values[4] += usage[0] + usage[1] + usage[2] + usage[3]  # Pi's tokens.total, not the stored totalTokens
+        values[5] += usage[5]
 
     def merge(self, other: Usage) -> None:
         self.messages += other.messages
@@ -56,10 +67,27 @@ class Segment:
     forks: int = 0  # forks above the segment's start: its nesting level in the tree
 
 
+TOOLS_AND_SUMMARIES = "Tools/summaries"
+
+
+def _js(value: Any) -> str:
+    return "undefined" if value is None else js_string(value)
+
+
 def model_key(node: Node) -> str:
-    if node.model:
-        return "/".join(str(x) for x in node.model)
-    return "subagents (task)" if node.role == "toolResult" and node.text == "[task]" else "unknown"
+    """Pi's getUsageCostBreakdown key of an entry that carries usage."""
+    provider, model = node.model or (None, None)
+    if node.type == "usage":
+        return f"{_js(provider)}/{_js(model)}"
+    if node.role == "assistant" and node.type == "message":
+        response = node.meta.get("responseModel") if node.meta else None
+        return f"{_js(provider)}/{_js(response if response is not None else model)}"
+    return TOOLS_AND_SUMMARIES
+
+
+def source_of(node: Node) -> str:
+    """Which of Pi's usage sources an entry is: assistant, toolResult, usage, compaction, branch_summary."""
+    return node.role or "message" if node.type == "message" else node.type
 
 
 def segments(tree: SessionTree) -> list[Segment]:
@@ -100,11 +128,15 @@ def usage_report(tree: SessionTree) -> dict[str, Any]:
     """`pitree usage --json`: totals, per model, per segment, and the active path's share."""
     total = Usage()
     per_model: dict[str, Usage] = {}
+    sources: dict[str, int] = {}
+    for node in tree.nodes:  # every line, as Pi's getEntries has them
+        usage = node.usage
+        if usage is not None:
+            total.add(usage)
+            per_model.setdefault(model_key(node), Usage()).add(usage)
+            source = source_of(node)
+            sources[source] = sources.get(source, 0) + 1
     segs = segments(tree)
-    for seg in segs:
-        for key, u in seg.models.items():
-            per_model.setdefault(key, Usage()).merge(u)
-        total.merge(seg.usage)
     active = {id(n) for n in tree.active_path()}
     path_usage = Usage()
     for node in tree.active_path():
@@ -112,9 +144,13 @@ def usage_report(tree: SessionTree) -> dict[str, Any]:
             path_usage.add(node.usage)
     leaf = tree.leaf
     return {
-        "total": total.as_dict(),
+        "total": {**total.as_dict(), "sources": sources},
         "activePath": path_usage.as_dict(),
-        "models": {k: v.as_dict() for k, v in sorted(per_model.items(), key=lambda kv: -kv[1].values[5])},
+        "models": {
+            k: v.as_dict()
+            for k, v in sorted(per_model.items(), key=lambda kv: -kv[1].values[5])
+            if v.values[5] > 0 or v.values[4] > 0
+        },
         "segments": [
             {
                 "startId": seg.start.id,

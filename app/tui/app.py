@@ -462,10 +462,14 @@ class PitreeApp(WritingMixin, ScreensMixin):
             from pitree.report import compaction_split
 
             split = compaction_split(tree, node)
-            marks = {m.node.id: "summarized" for m in split.summarized}
+            marks = {m.node.id: "summarized" for m in split.summarized + split.dropped}
             marks.update((m.node.id, "kept") for m in split.kept)
             legend = f"▒ summarized {len(split.summarized)} · ▌ kept {len(split.kept)}"
-            if not split.first_kept_on_path:
+            if split.dropped:  # Pi 1.x: system messages never stay; the checkpoint replays them
+                legend += f" · ▒ system dropped {len(split.dropped)}"
+            if split.retain_none:
+                legend += " (retain-none)"
+            elif not split.first_kept_on_path:
                 legend += " (first kept entry not on the path)"
         for view in self.query(TreeView):
             view.set_marks(marks)

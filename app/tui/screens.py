@@ -54,7 +54,8 @@ class ScreensMixin(ExplorerBase):
         tree = self.stree
         if tree is None:
             return
-        self.push_screen(TextScreen("usage — tokens and cost from assistant replies", usage_tables(usage_report(tree))))
+        title = "usage — tokens and cost of replies, tools, summaries and usage entries (Pi 1.x totals)"
+        self.push_screen(TextScreen(title, usage_tables(usage_report(tree))))
 
     def action_export(self) -> None:
         """Export root → the selected entry (Markdown, HTML or a new Pi session file)."""

@@ -285,7 +285,7 @@ def test_tree_cache_keeps_the_slot_title_and_dialect(tmp_path: Path) -> None:
     assert [m.node.id for m in build_context(tree, None).messages] == ["u1"]
 
 
-def test_title_changes_are_searchable_names_and_task_usage_has_its_own_key() -> None:
+def test_title_changes_are_searchable_names_and_task_usage_is_tools_usage() -> None:
     from pitree.session.summary_info import SessionScan
 
     entries = [
@@ -296,7 +296,7 @@ def test_title_changes_are_searchable_names_and_task_usage_has_its_own_key() -> 
     ]
     tree = load_bytes(_bytes(entries))
     assert ("t1", "name", "Parser work") in list(SessionScan(tree).documents())
-    assert usage_report(tree)["models"]["subagents (task)"]["input"] == 7
+    assert usage_report(tree)["models"]["Tools/summaries"]["input"] == 7
 
 
 WEIRD: list[object] = [None, True, 1, 1.5, "", "x", [], ["a"], {}, {"a": [1]}]

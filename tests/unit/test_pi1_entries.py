@@ -147,3 +147,64 @@ def test_usage_of_every_source_is_kept() -> None:
     assert tree.get("k1").usage[2] == 5 and tree.get("k1").model == ("p", "m")  # type: ignore[index,union-attr]
     assert tree.get("a1").meta == {"responseModel": "m-2026"}  # type: ignore[union-attr]
     assert tree.get("u1").usage is None  # type: ignore[union-attr]
+
+
+# ---- totals (SPEC-pi1 A5) ------------------------------------------------------------------------------------
+
+
+def test_case_5_usage_entry() -> None:
+    """A usage entry: no context message, tokens +5, cost +0.01, hidden under every filter."""
+    from pitree.session.context import build_context
+    from pitree.session.usage import usage_report
+
+    u = {"input": 1, "output": 2, "cacheRead": 3, "cacheWrite": 4, "cost": {"total": 0.5}}
+    tree = tree_of(
+        [
+            user("u1", None),
+            assistant("a1", "u1", usage=u),
+            entry("usage", "k1", "a1", kind="cache_warm", provider="p", model="m", usage=USAGE),
+        ]
+    )
+    assert [m.node.id for m in build_context(tree, None).messages] == ["u1", "a1"]
+    total = usage_report(tree)["total"]
+    assert total["totalTokens"] == 10 + 5 and total["cost"] == pytest.approx(0.51)
+    assert total["sources"] == {"assistant": 1, "usage": 1}
+    assert all("k1" not in [n.id for n in build_layout(tree, mode).rows.nodes] for mode in FILTERS)
+
+
+def test_case_9_summary_and_tool_usage_even_on_an_abandoned_branch() -> None:
+    from pitree.session.usage import usage_report
+
+    tree = tree_of(
+        [
+            user("u1", None),
+            message("t1", "u1", "toolResult", content="x", toolCallId="c", toolName="t", usage={"cacheWrite": 3}),
+            entry("compaction", "c1", "t1", summary="s", firstKeptEntryId="u1", tokensBefore=9, usage={"input": 100}),
+            entry("branch_summary", "b1", "u1", fromId="t1", summary="b", usage={"output": 7}, t=2),  # a side branch
+            user("u2", "c1", t=3),
+        ]
+    )
+    report = usage_report(tree)
+    assert report["total"]["totalTokens"] == 110 and report["total"]["messages"] == 3
+    assert list(report["models"]) == ["Tools/summaries"] and report["models"]["Tools/summaries"]["totalTokens"] == 110
+    assert report["activePath"]["totalTokens"] == 103  # the branch summary is not on the path to u2
+
+
+def test_per_model_keys_follow_pi() -> None:
+    """assistant: provider/(responseModel ?? model); usage entry: provider/model; usage without totalTokens
+    counts its four parts; models with no tokens and no cost are left out; ordered by cost."""
+    from pitree.session.usage import usage_report
+
+    four = {"input": 1, "output": 1, "cacheRead": 1, "cacheWrite": 1, "cost": {"total": 0.1}}
+    zero = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0}}
+    tree = tree_of(
+        [
+            assistant("a1", None, provider="anthropic", model="claude", responseModel="claude-2026", usage=four),
+            assistant("a2", "a1", provider="anthropic", model="claude", usage=zero),
+            assistant("a3", "a2", provider="openai", model="gpt", usage={**four, "cost": {"total": 1.0}}),
+            entry("usage", "k1", "a3", kind="cache_warm", provider="anthropic", model="claude", usage=USAGE),
+        ]
+    )
+    models = usage_report(tree)["models"]
+    assert list(models) == ["openai/gpt", "anthropic/claude-2026", "anthropic/claude"]  # a2 adds nothing
+    assert [models[k]["totalTokens"] for k in models] == [4, 4, 5]

@@ -132,3 +132,52 @@ def test_a_cache_of_another_format_is_a_miss(big: Path, monkeypatch: pytest.Monk
     assert tree_cache.load_cached(big) is None
     assert signature(load_session_fast(big)[0]) == signature(load_session_progressive(big)[0])
     assert tree_cache.load_cached(big) is not None  # written again in this format
+
+
+def test_pi1_entries_survive_caching_and_the_parse_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pi 1.x facts in `meta` (system facts, context edits, checkpoints) and usage of every source go through
+    the cache file and the child's marshalled rows unchanged."""
+    import marshal
+
+    from pitree.session.load import SessionBuilder, load_bytes
+
+    from tests.unit.sessions import entry, message
+
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)
+    entries = chain(20)
+    tools = [{"name": "read", "parameters": {"type": "object"}}]
+    entries += [
+        message("s1", entries[-1]["id"], "system", content="", sections={"a": "A", "b": None}, toolsAdded=tools),
+        entry(
+            "context_edit", "e1", "s1", targetId="e0000001", replacement={"content": [{"type": "text", "text": "x"}]}
+        ),
+        entry("usage", "k1", "e1", kind="cache_warm", provider="p", model="m", usage={"cacheRead": 5}),
+        entry(
+            "compaction",
+            "c1",
+            "k1",
+            summary="s",
+            firstKeptEntryId="c1",
+            tokensBefore=3,
+            usage={"input": 1},
+            systemMessage={"role": "system", "content": "", "sections": {"a": "A"}, "timestamp": 1},
+        ),
+    ]
+    path = tmp_path / "s.jsonl"
+    data = to_bytes(entries)
+    path.write_bytes(data)
+    load_session_fast(path)
+    cached, _ = load_session_fast(path)
+    assert tree_cache.load_cached(path) is not None
+    parsed = load_bytes(data)
+    assert signature(cached) == signature(parsed)
+    assert parsed.get("c1").meta["checkpoint"][2] is not None  # type: ignore[union-attr]
+    # the parse child's path: rows marshalled, then adopted after the front half
+    cut = data.index(b"\n", len(data) // 2) + 1
+    front = SessionBuilder()
+    front.feed(data[:cut], final=False)
+    back = front.continuation(cut)
+    rows = marshal.loads(marshal.dumps(back.parse_segment(data[cut:]), 2))
+    front.adopt_segment(rows, *back.segment_tail(cut))
+    assert signature(front.tree) == signature(parsed)
