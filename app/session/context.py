@@ -272,17 +272,12 @@ def grown_size(size: ContextSize, added: list[Node]) -> ContextSize | None:
         if used:
             size = ContextSize(used, used, 0, node, size.targets)
             continue
-        if size.usage_node is None:
-            if any(m.role == "system" for m in messages):
-                return None
-            added_tokens = sum(m.tokens for m in messages)
-            size = ContextSize(size.tokens + added_tokens, 0, size.trailing_tokens + added_tokens, None, size.targets)
-        else:
-            added_tokens = sum(m.tokens for m in messages)
-            size = ContextSize(
-                size.tokens + added_tokens, size.usage_tokens, size.trailing_tokens + added_tokens, size.usage_node,
-                size.targets,
-            )
+        if size.usage_node is None and any(m.role == "system" for m in messages):
+            return None  # the head changes, and not by a sum
+        more = sum(m.tokens for m in messages)
+        size = ContextSize(
+            size.tokens + more, size.usage_tokens, size.trailing_tokens + more, size.usage_node, size.targets
+        )
     return size
 
 

@@ -1,7 +1,7 @@
 """The compact per-entry record (`Node`) that pitree keeps in memory (`fill.fill_node` builds one from JSON).
 
 A `Node` holds only what the tree, the row list and search need: ids, type/role, a short display text,
-file position, Pi's token estimate and assistant usage. The full JSON is re-read from `offset`/`length`
+file position, Pi's token estimate and usage. The full JSON is re-read from `offset`/`length`
 when an entry is opened, so a 100 MB session costs a small multiple of its entry count, not of its size.
 """
 
@@ -104,7 +104,7 @@ class Node:
         self.text = ""  # Pi's row text (tool results are resolved by the tree)
         self.flags = 0
         self.est = 0  # Pi's chars/4 estimate of what this entry contributes to the context
-        self._usage: bytes | None = None  # `pack_usage` of an assistant message's usage
+        self._usage: bytes | None = None  # `pack_usage` of the usage the entry carries (see `usage`)
         self.model: tuple[Any, Any] | None = None  # (provider, model) of an assistant message, raw
         self.meta: dict[str, Any] | None = None  # what a few entry types add (see `fill_node`); None for most
         # An assistant turn's tool calls, ((toolCall id, Pi's formatted call), ...); None without any.
@@ -133,7 +133,8 @@ class Node:
 
     @property
     def usage(self) -> Usage | None:
-        """(input, output, cacheRead, cacheWrite, totalTokens, cost.total) of an assistant message, each as
+        """(input, output, cacheRead, cacheWrite, totalTokens, cost.total) of the usage the entry carries (an
+        assistant or tool-result message, a `usage` entry, a compaction or branch summary: Pi 1.x's sources), each as
         the file has it (int or float; 0.0 for a missing or non-number value); None for other entries."""
         packed = self._usage
         return None if packed is None else unpack_usage(packed)

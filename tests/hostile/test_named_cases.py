@@ -316,7 +316,8 @@ async def test_images_with_huge_base64(tmp_path: Path) -> None:
     check_loaded(path, 3, 0, True)
     out = pitree("context", path, "--json")
     assert out.returncode == 0
-    assert [m["tokens"] for m in orjson.loads(out.stdout)["messages"]] == [1, 1200, 2400]  # Pi: 1,200 per image
+    # Pi 1.6: 1,200 per image, a user's too (Pi 0.73 counted only its text)
+    assert [m["tokens"] for m in orjson.loads(out.stdout)["messages"]] == [1201, 1200, 2400]
     assert len(pitree("tree", path).stdout) < 5_000  # no base64 in the rows
     app = make_app(path)
     async with app.run_test(size=(120, 36)) as pilot:
