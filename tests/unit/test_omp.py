@@ -360,3 +360,28 @@ def test_discard_marker_row() -> None:
     tree = load_bytes(_bytes(entries))
     assert tree.nodes[1].text == "[branch marker discarded-entry-branch: a9]"
     assert [m.node.id for m in build_context(tree, None).messages] == ["u1"]
+
+
+def test_compaction_audit_follows_omp_kept_range() -> None:
+    from pitree.report_context import compaction_audit, compaction_split
+
+    entries = [
+        user("u1", None),
+        assistant("a1", "u1"),
+        user("u2", "a1"),
+        entry(
+            "compaction",
+            "c1",
+            "u2",
+            summary="S",
+            firstKeptEntryId="",
+            providerReplayThroughEntryId="a1",
+            tokensBefore=9,
+        ),
+    ]
+    tree = load_bytes(_bytes(entries))
+    node = tree.get("c1")
+    assert node is not None
+    split = compaction_split(tree, node)
+    assert [m.node.id for m in split.kept] == ["u2"] and split.first_kept_on_path
+    assert not [p for p in compaction_audit(tree, node, None)["problems"] if "first kept" in p]
