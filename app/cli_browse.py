@@ -363,7 +363,7 @@ def resolve_session_arg(arg: str, session_dir: str | None = None) -> Path | None
 
 def add_browse_commands(sub: Any) -> None:
     """Add `ls` and `search` to an argparse subparsers object."""
-    p = sub.add_parser("ls", help="list Pi's sessions (the current folder's; --all for every one)")
+    p = sub.add_parser("ls", help="list Pi's and oh-my-pi's sessions (the current folder's; --all for every one)")
     p.add_argument("--all", action="store_true", help="every session, not only the current folder's")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--session-dir", metavar="DIR", help="scan DIR (and its subfolders) instead of Pi's folder")
