@@ -9,9 +9,11 @@ that takes a while and stderr is a terminal). Without `--all` they keep to the c
     {"root": str, "scope": "cwd" | "all", "cwd": str,
      "sessions": [{"path", "id", "cwd", "name": str|null, "title", "firstMessage", "entries", "branches",
                    "compactions", "lastActivity": epoch ms, "created": epoch ms|null, "size": bytes,
-                   "mtime": epoch ms, "parentSession": str|null, "depth": int}],   # Pi's threaded order
+                   "mtime": epoch ms, "parentSession": str|null, "agent": "pi"|"omp", "depth": int}],
      "errors": [{"path", "error"}]}                                               # files that did not load
-`depth` > 0: a fork listed under the session before it with depth - 1 (header `parentSession`).
+`depth` > 0: a fork listed under the session before it with depth - 1 (header `parentSession`), or an
+oh-my-pi subagent transcript under the session it ran in. Sessions are Pi's and oh-my-pi's (`session_roots`);
+`root` is Pi's folder.
 
 `pitree search QUERY --json` prints one object:
     {"query": str, "root": str, "scope": "cwd" | "all", "limit": int, "truncated": bool,
@@ -43,11 +45,13 @@ from .store.catalog import (
     find_session_paths,
     is_default_layout,
     read_header,
-    sessions_root,
+    session_roots,
 )
+from .store.omp_paths import cwd_folder as omp_cwd_folder
 from .store.session_index import SearchHit, SessionIndex, is_busy
 
 TITLE_MAX = 72
+AGENTS = {"pi": "pi", "omp": "oh-my-pi"}  # the agent column: which agent wrote the file (its dialect)
 PROGRESS_AFTER = 0.3  # seconds of indexing before progress is shown (a warm refresh shows nothing)
 BUSY_WAIT = 2.0  # seconds to wait for another process's lock on the index before reading the files directly
 _ID_PREFIX = re.compile(r"[0-9a-fA-F][0-9a-fA-F-]{0,35}")
@@ -83,15 +87,20 @@ def _progress_printer() -> tuple[Callable[[int, int, int, int], None] | None, Ca
     return show, clear
 
 
-def _scope(session_dir: str | None, all_: bool) -> tuple[Path, Path, str | None]:
-    """(root for display, folder to scan, cwd filter)."""
-    root = Path(os.path.abspath(sessions_root(session_dir)))
+def _scopes(session_dir: str | None, all_: bool) -> tuple[Path, list[tuple[Path, str | None]]]:
+    """(root for display, [(folder to scan, cwd filter)]): Pi's sessions and oh-my-pi's (`session_roots`)."""
+    roots = session_roots(session_dir)
+    shown = Path(os.path.abspath(roots[0][0]))
     if all_:
-        return root, root, None
+        return shown, [(Path(os.path.abspath(r)), None) for r, _ in roots]
     cwd = os.getcwd()
-    if is_default_layout(session_dir):
-        return root, root / cwd_folder_name(cwd), cwd
-    return root, root, cwd
+    if not is_default_layout(session_dir):
+        return shown, [(Path(os.path.abspath(r)), cwd) for r, _ in roots]
+    folders: list[tuple[Path, str | None]] = []
+    for root, agent in roots:
+        name = cwd_folder_name(cwd) if agent == "pi" else omp_cwd_folder(cwd)
+        folders.append((Path(os.path.abspath(root)) / name, cwd))
+    return shown, folders
 
 
 def _refreshed(index: SessionIndex, folder: Path) -> None:
@@ -106,23 +115,31 @@ def list_sessions(
     session_dir: str | None = None, all_: bool = False, index: SessionIndex | None = None
 ) -> tuple[Path, list[tuple[SessionInfo, int]], list[tuple[Path, str]]]:
     """(root, sessions in Pi's threaded order with depth, files that failed) after refreshing the index."""
-    root, folder, cwd = _scope(session_dir, all_)
+    root, scopes = _scopes(session_dir, all_)
     own = index is None
     idx = index or SessionIndex(busy_timeout=BUSY_WAIT)
+    infos: list[SessionInfo] = []
+    errors: list[tuple[Path, str]] = []
     try:
-        _refreshed(idx, folder)
-        infos = idx.sessions(cwd=cwd, root=folder)
-        errors = idx.errors(root=folder)
+        for folder, cwd in scopes:
+            _refreshed(idx, folder)
+            infos += idx.sessions(cwd=cwd, root=folder)
+            errors += idx.errors(root=folder)
     except Exception as exc:
         if not is_busy(exc):
             raise
         from .store.direct_scan import list_files
 
         _busy_note("listing")
-        infos, errors = list_files(find_session_paths(folder), cwd)
+        infos, errors = [], []
+        for folder, cwd in scopes:
+            found, failed = list_files(find_session_paths(folder), cwd)
+            infos += found
+            errors += failed
     finally:
         if own:
             idx.close()
+    infos.sort(key=lambda s: (-s.last_activity, str(s.path)))
     return root, thread_sessions(infos), errors
 
 
@@ -146,6 +163,7 @@ def _info_json(s: SessionInfo, depth: int) -> dict[str, Any]:
         "size": s.size,
         "mtime": s.mtime,
         "parentSession": s.parent_session,
+        "agent": s.agent,
         "depth": depth,
     }
 
@@ -196,7 +214,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
         console.print(Text(make_safe(f"no sessions in {root}{where}", keep_newlines=False)))
     else:
         # One Text printed once: a Rich Table (or a print per row) of 2,000 sessions takes seconds.
-        heads = ("last activity", "session", "cwd", "entries", "branches", "compactions", "size")
+        heads = ("last activity", "session", "cwd", "entries", "branches", "compactions", "size", "agent")
         cells = [
             (
                 _when(s.last_activity),
@@ -206,11 +224,13 @@ def cmd_ls(args: argparse.Namespace) -> int:
                 str(s.branches),
                 str(s.compactions),
                 human_size(s.size),
+                AGENTS.get(s.agent, s.agent)
+                + (" subagent" if depth and s.agent == "omp" and not s.parent_session else ""),
             )
             for s, depth in rows
         ]
         widths = [max(cell_len(h), *(cell_len(c[i]) for c in cells)) for i, h in enumerate(heads)]
-        right = (False, False, False, True, True, True, True)
+        right = (False, False, False, True, True, True, True, False)
 
         def pad(text: str, i: int) -> str:
             gap = " " * (widths[i] - cell_len(text))
@@ -224,7 +244,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
             out.append(pad(row[1], 1), style="" if s.name else "italic")
             out.append("  ")
             out.append(pad(row[2], 2), style="dim")
-            out.append("  " + "  ".join(pad(row[i], i) for i in range(3, 7)))
+            out.append(("  " + "  ".join(pad(row[i], i) for i in range(3, 8))).rstrip())
         console.print(out, soft_wrap=True)
     if errors:
         print(f"pitree: {len(errors)} file(s) could not be read (`pitree ls --json` lists them)", file=sys.stderr)
@@ -239,19 +259,25 @@ def search_sessions(
     index: SessionIndex | None = None,
 ) -> tuple[Path, list[SearchHit]]:
     """(root, hits) after refreshing the index; ValueError for a bad query."""
-    root, folder, cwd = _scope(session_dir, all_)
+    root, scopes = _scopes(session_dir, all_)
     own = index is None
     idx = index or SessionIndex(busy_timeout=BUSY_WAIT)
+    hits: list[SearchHit] = []
     try:
-        _refreshed(idx, folder)
-        return root, idx.search(query, limit=limit, cwd=cwd, root=folder)
+        for folder, cwd in scopes:
+            _refreshed(idx, folder)
+            hits += idx.search(query, limit=limit - len(hits), cwd=cwd, root=folder) if len(hits) < limit else []
+        return root, hits
     except Exception as exc:
         if not is_busy(exc):
             raise
         from .store.direct_scan import search_files
 
         _busy_note("searching")
-        return root, search_files(find_session_paths(folder), query, limit, cwd)
+        hits = []
+        for folder, cwd in scopes:
+            hits += search_files(find_session_paths(folder), query, limit - len(hits), cwd) if len(hits) < limit else []
+        return root, hits
     finally:
         if own:
             idx.close()
@@ -340,24 +366,27 @@ def resolve_session_arg(arg: str, session_dir: str | None = None) -> Path | None
     first, then all). None when `arg` is not an id prefix or nothing matches; ValueError when it is ambiguous."""
     if not _ID_PREFIX.fullmatch(arg):
         return None
-    root = Path(os.path.abspath(sessions_root(session_dir)))
-    files = find_session_files(root)
+    roots = [Path(os.path.abspath(r)) for r, _ in session_roots(session_dir)]
+    files = [f for root in roots for f in find_session_files(root)]
     cwd = os.getcwd()
     # Fast path: Pi names files after the session id, so most lookups need only a few headers.
     found = [(p, str(h["id"]), h.get("cwd")) for p, h in _candidates_by_name(files, arg)]
     if not found:
         try:
             with SessionIndex(busy_timeout=BUSY_WAIT) as index:
-                _refreshed(index, root)
-                found = [(s.path, s.id, s.cwd) for s in index.by_id_prefix(arg, root=root)]
+                for root in roots:
+                    _refreshed(index, root)
+                    found += [(s.path, s.id, s.cwd) for s in index.by_id_prefix(arg, root=root)]
         except Exception as exc:
             if not is_busy(exc):
                 raise
             from .store.direct_scan import list_files
 
             _busy_note("looking the id up in")
-            infos, _ = list_files(find_session_paths(root))
-            found = [(s.path, s.id, s.cwd) for s in infos if s.id.lower().startswith(arg.lower())]
+            found = []
+            for root in roots:
+                infos, _ = list_files(find_session_paths(root))
+                found += [(s.path, s.id, s.cwd) for s in infos if s.id.lower().startswith(arg.lower())]
     if not found:
         return None
     local = [f for f in found if f[2] == cwd]
@@ -371,7 +400,7 @@ def resolve_session_arg(arg: str, session_dir: str | None = None) -> Path | None
 
 def add_browse_commands(sub: Any) -> None:
     """Add `ls` and `search` to an argparse subparsers object."""
-    p = sub.add_parser("ls", help="list Pi's sessions (the current folder's; --all for every one)")
+    p = sub.add_parser("ls", help="list Pi's and oh-my-pi's sessions (the current folder's; --all for every one)")
     p.add_argument("--all", action="store_true", help="every session, not only the current folder's")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--session-dir", metavar="DIR", help="scan DIR (and its subfolders) instead of Pi's folder")

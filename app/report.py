@@ -40,15 +40,23 @@ __all__ = [  # the context and compaction reports live in report_context
 ]
 
 
+_HEADER_KNOWN = {"type", "id", "version", "cwd", "timestamp", "parentSession"}
+
+
 def session_header(tree: SessionTree) -> dict[str, Any]:
     h = tree.header or {}
-    return {
+    out = {
         "id": h.get("id"),
         "version": h.get("version"),
         "cwd": h.get("cwd"),
         "name": tree.name,
         "parentSession": h.get("parentSession"),
     }
+    if tree.dialect != "pi":  # oh-my-pi: say so, with its header's extra fields and the title slot
+        out["agent"] = tree.dialect
+        out["extras"] = {k: v for k, v in h.items() if k not in _HEADER_KNOWN}
+        out["titleSlot"] = tree.title_slot and {k: v for k, v in tree.title_slot.items() if k != "pad"}
+    return out
 
 
 def skipped_list(tree: SessionTree) -> list[dict[str, Any]]:
@@ -140,7 +148,7 @@ def info_report(tree: SessionTree, size: int | None = None) -> dict[str, Any]:
         "header": tree.header,
         "bytes": size,
         "entries": tree.entry_count,
-        "lines": tree.entry_count + len(tree.skipped) + (1 if tree.header is not None else 0),
+        "lines": tree.entry_count + len(tree.skipped) + (tree.header is not None) + (tree.title_slot is not None),
         "skipped": len(tree.skipped),
         "problems": len(tree.problems),
         "types": dict(sorted(types.items())),

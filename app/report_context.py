@@ -114,6 +114,8 @@ def context_report(tree: SessionTree, reader: EntryReader | None, leaf: Node | N
         "path": [n.id for n in ctx.path],
         "model": ctx.model,
         "thinkingLevel": ctx.thinking_level,
+        "dialect": ctx.dialect,  # whose rules built the list: "pi", or "omp" (oh-my-pi's)
+        "notes": ctx.notes,  # what those rules left out where they differ from Pi's
         "messages": messages,
         "system": system,
         "omitted": [{"entryId": p.node.id, "editedBy": p.edit.id} for p in ctx.omitted if p.edit is not None],
@@ -145,6 +147,8 @@ def compaction_split(tree: SessionTree, node: Node) -> CompactionSplit:
     first_kept = meta.get("firstKeptEntryId")
     before = build_context(tree, node.parent) if node.parent is not None else None
     after = build_context(tree, node)
+    if after.dialect == "omp" and after.kept_from is not None:  # "" keeps from after providerReplayThroughEntryId
+        first_kept = after.kept_from.id
     path_ids = [n.id for n in tree.branch(node)][:-1]
     on_path = isinstance(first_kept, str) and first_kept in path_ids
     summarized, kept, dropped = [], [], []
@@ -174,6 +178,8 @@ def _usage_dict(node: Node) -> dict[str, Any] | None:
 def _problems(tree: SessionTree, node: Node, split: CompactionSplit) -> list[str]:
     meta = node.meta or {}
     first_kept, tokens_before = meta.get("firstKeptEntryId"), meta.get("tokensBefore")
+    if split.after.dialect == "omp" and split.after.kept_from is not None:  # oh-my-pi's effective first kept
+        first_kept = split.after.kept_from.id
     before, problems = split.before, []
     if not isinstance(first_kept, str):
         problems.append("firstKeptEntryId is missing")

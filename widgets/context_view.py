@@ -158,6 +158,12 @@ class ContextScreen(Screen[str | None]):
         omitted = ctx.omitted
         if omitted:
             head.append(f"\n{len(omitted)} entries omitted by context edits", "yellow")
+        if ctx.dialect == "omp":  # an oh-my-pi session: its buildSessionContext, not Pi's
+            head.append("\nrules: oh-my-pi's (the file is in its dialect)", "yellow")
+            for note in ctx.notes[:6]:
+                head.append(f"\n  {make_safe(note, keep_newlines=False)}", "dim")
+            if len(ctx.notes) > 6:
+                head.append(f"\n  … {len(ctx.notes) - 6} more left out", "dim")
         return head
 
     def _rows(self) -> list[tuple[str, str]]:

@@ -26,6 +26,7 @@ from ..session.context import build_context, model_label
 from ..session.entries import Node
 from ..session.text import as_str, cut_huge, format_tool_call, js_string
 from ..session.tree import SessionTree
+from ..store.blobs import blob_text, is_blob_ref
 from ..store.session_file import EntryReader, SessionFileError
 
 FORMATS = ("md", "html", "jsonl")
@@ -86,6 +87,8 @@ def image_placeholder(block: dict[str, Any]) -> str:
     mime = block.get("mimeType")
     data = block.get("data")
     mime_s = js_string(mime) if mime is not None else "unknown type"
+    if isinstance(data, str) and is_blob_ref(data):
+        return f"[image: {mime_s}, {blob_text(data)}]"
     if isinstance(data, str):
         size = max(0, len(data) * 3 // 4 - data[-2:].count("="))
         shown = (
@@ -236,6 +239,10 @@ class _Builder:
             title = f"custom message: {js_string(entry.get('customType'))}"
             return Section("custom", title, parts=parts)
         if etype == "model_change":
+            if "modelId" not in entry and "model" in entry:  # oh-my-pi: {model: "provider/id", role}
+                role = entry.get("role")
+                shown = f" ({js_string(role)})" if role not in (None, "default") else ""
+                return Section("setting", f"model → {js_string(entry.get('model'))}{shown}", compact=True)
             title = f"model → {js_string(entry.get('provider'))}/{js_string(entry.get('modelId'))}"
             return Section("setting", title, compact=True)
         if etype == "thinking_level_change":

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .context_omp import omp_context
+from .dialect_omp import OMP
 from .entries import NO_CONTEXT_USAGE, Node
 from .estimate import SystemFacts, SystemHead
 from .text import js_string
@@ -91,6 +93,8 @@ class SessionContext:
     dropped_system: list[Node] = field(default_factory=list)  # kept-range system messages the compaction drops
     head: SystemHead = field(default_factory=SystemHead)  # the collapsed system head (sources: ContextMessages)
     size: ContextSize = field(default_factory=lambda: ContextSize(0))
+    dialect: str = "pi"  # whose rules built it: "pi", or "omp" (oh-my-pi's, `context_omp`)
+    notes: list[str] = field(default_factory=list)  # what those rules left out, where they differ from Pi's
 
     @property
     def tokens(self) -> int:
@@ -194,6 +198,8 @@ def build_context(tree: SessionTree, leaf: Node | None) -> SessionContext:
         leaf = tree.leaf
     path = tree.branch(leaf)
     ctx = SessionContext(leaf=leaf, path=path)
+    if tree.dialect == OMP:
+        return _omp(ctx)
     for node in path:
         meta = node.meta
         if node.type == "thinking_level_change" and meta is not None:
@@ -216,6 +222,21 @@ def build_context(tree: SessionTree, leaf: Node | None) -> SessionContext:
         if facts is not None:
             ctx.head.add(facts, m)
     ctx.size = _size(ctx, path, frozenset(edits))
+    return ctx
+
+
+def _omp(ctx: SessionContext) -> SessionContext:
+    """oh-my-pi's context (`context_omp`); its size is the messages' estimates (omp has no system messages
+    or context edits, and sizes its context with a tokenizer of its own)."""
+    omp = omp_context(ctx.path)
+    ctx.messages = [ContextMessage(role, node, node.est) for role, node in omp.messages]
+    for m in ctx.messages:
+        ctx.entries.append(Projected(m.node, [m], None))
+    ctx.model, ctx.thinking_level = omp.model, omp.thinking_level
+    ctx.compaction, ctx.kept_from = omp.compaction, omp.kept_from
+    ctx.dialect, ctx.notes = OMP, omp.notes
+    tokens = sum(m.tokens for m in ctx.messages if not m.excluded)
+    ctx.size = ContextSize(tokens, 0, tokens)
     return ctx
 
 

@@ -26,9 +26,11 @@ FROM_HOOK = 8
 NO_CONTEXT_USAGE = 32  # an assistant reply stopped by `aborted` or `error`: Pi never sizes the context from its usage
 ALWAYS_HIDDEN = 16  # a Pi 1.x `usage` entry: Pi's tree never shows it, under any filter, even as the leaf
 
-# Pi 1.6 hides these under the default and no-tools filters.
+# Pi 1.6 hides these under the default and no-tools filters; so does pitree oh-my-pi's bookkeeping entries
+# (its tree selector lives in a package the registry here lacks; these are its settings and usage records).
 SETTINGS_TYPES = frozenset(
     {"label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info"}
+    | {"model_usage", "title_change", "service_tier_change", "ttsr_injection", "credential_pin", "mode_change"}
 )
 
 

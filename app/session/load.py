@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from . import dialect_omp
 from .entries import (
     SYNTHETIC_ID,
     Node,
@@ -78,6 +79,9 @@ class SessionBuilder:
         if obj.get("type") == "session" and isinstance(obj.get("id"), str):
             tree.header = obj
             tree.version = _version_of(obj)
+            if dialect_omp.header_is_omp(obj) or tree.title_slot is not None:
+                tree.dialect = dialect_omp.OMP
+                tree.name = dialect_omp.session_name(obj, tree.title_slot, tree.title_changed)
             self._start_migration()
             return True
         tree.problems.append(
@@ -127,6 +131,11 @@ class SessionBuilder:
             if note:
                 tree.problems.append(Problem(line, note))
             if not self._seen_header:
+                if line == 1 and offset == 0 and obj.get("type") == dialect_omp.SLOT_TYPE:
+                    slot = dialect_omp.title_slot(obj, length)
+                    if slot is not None:  # oh-my-pi's title slot: the header is the next line
+                        tree.set_title_slot(slot)
+                        continue
                 if self._take_header(obj, line):
                     if self._migrate_v1:
                         self._v1_parsed.append(None)
@@ -144,6 +153,9 @@ class SessionBuilder:
     def restore_header(self, header: dict[str, Any] | None, version: float) -> None:
         """Start from a known header (a cached tree): the next lines are entries."""
         self.tree.header, self.tree.version = header, version
+        if header is not None and dialect_omp.header_is_omp(header):
+            self.tree.dialect = dialect_omp.OMP
+            self.tree.name = dialect_omp.session_name(header, self.tree.title_slot, self.tree.title_changed)
         self._seen_header = True
         self._start_migration()
 
@@ -153,6 +165,7 @@ class SessionBuilder:
         """A builder for the lines from `offset` on (line numbers relative, from 1), same version rules."""
         other = SessionBuilder()
         other.tree.header, other.tree.version = self.tree.header, self.tree.version
+        other.tree.dialect = self.tree.dialect
         other._seen_header = True
         other._migrate_v1, other._migrate_v2 = self._migrate_v1, self._migrate_v2
         other.size = offset
@@ -268,6 +281,8 @@ class SessionBuilder:
             if obj.get("type") == "message" and isinstance(message, dict) and message.get("role") == "hookMessage":
                 obj = {**obj, "message": {**message, "role": "custom"}}
         fill_node(node, obj)
+        if dialect_omp.fill_omp(node, obj, self.tree.dialect == dialect_omp.OMP):
+            self.tree.dialect = dialect_omp.OMP
         if self._migrate_v1:
             header = self.tree.header
             sid = header.get("id") if header else "no-header"

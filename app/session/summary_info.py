@@ -55,6 +55,7 @@ class SessionInfo:
     size: int
     mtime: float
     parent_session: str | None = None
+    agent: str = "pi"  # the dialect of the file: "pi", or "omp" (oh-my-pi)
 
     @property
     def title(self) -> str:
@@ -113,8 +114,8 @@ class SessionScan:
                 summary = meta.get("summary") if meta else None
                 if summary:
                     yield node.id, ntype, summary[:DOC_MAX]
-            elif ntype == "session_info":
-                name = meta.get("name") if meta else None
+            elif ntype == "session_info" or ntype == "title_change":  # Pi's name, oh-my-pi's title
+                name = meta.get("name" if ntype == "session_info" else "title") if meta else None
                 if isinstance(name, str) and name.strip():
                     yield node.id, "name", name.strip()[:DOC_MAX]
             elif ntype == "custom_message":
@@ -268,18 +269,22 @@ def build_session_info(tree: Any, path: Path, size: int, mtime: float, facts: Sc
         size=size,
         mtime=mtime,
         parent_session=parent if isinstance(parent, str) and parent else None,
+        agent=getattr(tree, "dialect", "pi"),
     )
 
 
 def thread_sessions(infos: Sequence[SessionInfo]) -> list[tuple[SessionInfo, int]]:
     """Pi's threaded session list (session-selector.js `buildSessionTree`/`flattenSessionTree`): each fork under
     the session its header's `parentSession` names (when that one is listed too), siblings and roots by last
-    activity, newest first. Returns (session, depth) in display order; a parentSession loop is cut."""
+    activity, newest first. Returns (session, depth) in display order; a parentSession loop is cut. An oh-my-pi
+    subagent transcript (`<session minus .jsonl>/<agent>.jsonl`) hangs under its session the same way."""
     by_path = {os.path.normpath(str(s.path)): s for s in infos}
     children: dict[int, list[SessionInfo]] = {}
     roots: list[SessionInfo] = []
     for s in infos:
         parent = by_path.get(os.path.normpath(s.parent_session)) if s.parent_session else None
+        if parent is None:  # an oh-my-pi subagent transcript (artifacts folder) hangs under the session it ran in
+            parent = by_path.get(os.path.normpath(os.path.dirname(str(s.path)) + ".jsonl"))
         if parent is None or parent is s:
             roots.append(s)
         else:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .dialect_omp import OMP, session_name
 from .entries import Node, Positions
 from .search_index import SearchIndex, entry_text
 
@@ -54,6 +55,9 @@ class SessionTree:
     labels: dict[str, str] = field(default_factory=dict)
     label_times: dict[str, float] = field(default_factory=dict)
     name: str | None = None
+    dialect: str = "pi"  # who wrote the file: "pi" or "omp" (oh-my-pi; `dialect_omp` decides)
+    title_slot: dict[str, Any] | None = None  # oh-my-pi's line-1 title slot, as last read
+    title_changed: str | None = None  # oh-my-pi: the latest title_change's title (its name without slot or header)
     skipped: list[Skipped] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     # toolCall id -> the (id, Pi's formatted call text) pair of the assistant turn that made the call
@@ -233,9 +237,24 @@ class SessionTree:
                     name = meta.get("name")
                     # Pi's getSessionName: the latest session_info decides, an empty name clears it.
                     self.name = name.strip() or None if isinstance(name, str) else None
+                elif node.type == "title_change":
+                    self._title_change(meta.get("title"))
             added.append(node)
         self.generation += 1
         return added
+
+    def _title_change(self, title: Any) -> None:
+        if isinstance(title, str) and title.strip():
+            self.title_changed = title.strip()
+        self.dialect = OMP
+        self.name = session_name(self.header, self.title_slot, self.title_changed)
+
+    def set_title_slot(self, slot: dict[str, Any]) -> None:
+        """oh-my-pi's title slot (read at load, or rewritten in place since): it names the session."""
+        self.title_slot = slot
+        self.dialect = OMP
+        self.name = session_name(self.header, slot, self.title_changed)
+        self.generation += 1
 
     def _apply_label(self, node: Node, meta: dict[str, Any]) -> None:
         target, label = meta.get("targetId"), meta.get("label")

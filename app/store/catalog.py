@@ -18,6 +18,10 @@ from typing import Any
 
 import orjson
 
+from ..session.dialect_omp import SLOT_BYTES
+from .omp_paths import find_subagents
+from .omp_paths import sessions_dir as omp_sessions_dir
+
 HEADER_MAX = 64 * 1024  # a header line longer than this is not one Pi wrote
 
 
@@ -43,6 +47,19 @@ def sessions_root(session_dir: str | os.PathLike[str] | None = None, env: Mappin
     return Path.home() / ".pi" / "agent" / "sessions"
 
 
+def session_roots(
+    session_dir: str | os.PathLike[str] | None = None, env: Mapping[str, str] = os.environ
+) -> list[tuple[Path, str]]:
+    """The folders to scan and the per-cwd naming each uses ("pi" or "omp"): `session_dir` alone when given,
+    else Pi's (`sessions_root`) and oh-my-pi's (`omp_paths.sessions_dir`), once when they are the same."""
+    pi = sessions_root(session_dir, env)
+    if session_dir is not None and str(session_dir):
+        return [(pi, "pi")]
+    omp = omp_sessions_dir(env)
+    same = os.path.abspath(omp) == os.path.abspath(pi)
+    return [(pi, "pi")] if same else [(pi, "pi"), (omp, "omp")]
+
+
 def is_default_layout(session_dir: str | os.PathLike[str] | None = None, env: Mapping[str, str] = os.environ) -> bool:
     """True when sessions sit in per-cwd folders (no explicit session folder given)."""
     return not (session_dir is not None and str(session_dir)) and not env.get("PI_CODING_AGENT_SESSION_DIR")
@@ -63,7 +80,10 @@ def find_session_files(root: Path) -> list[Path]:
 
 
 def find_session_paths(root: str | os.PathLike[str]) -> list[str]:
-    """`find_session_files` as plain strings (sorted as strings): no pathlib cost for a warm list of thousands."""
+    """`find_session_files` as plain strings (sorted as strings): no pathlib cost for a warm list of thousands.
+
+    A folder beside a session with its name less `.jsonl` is oh-my-pi's artifacts folder: the subagent
+    transcripts in it (nested ones too) are listed, and it is not taken for a folder of sessions."""
     found: list[str] = []
     subdirs: list[str] = []
     try:
@@ -78,17 +98,30 @@ def find_session_paths(root: str | os.PathLike[str]) -> list[str]:
                     continue
     except OSError:
         return []
+    sessions = set(found)
+    artifacts = [d for d in subdirs if d + ".jsonl" in sessions]
     for sub in subdirs:
+        if sub + ".jsonl" in sessions:
+            continue
+        inner: list[str] = []
+        folders: list[str] = []
         try:
             with os.scandir(sub) as it:
                 for entry in it:
                     try:
                         if entry.name.endswith(".jsonl") and entry.is_file():
-                            found.append(entry.path)
+                            inner.append(entry.path)
+                        elif entry.is_dir(follow_symlinks=False):
+                            folders.append(entry.path)
                     except OSError:
                         continue
         except OSError:
             continue
+        found.extend(inner)
+        names = set(inner)
+        artifacts.extend(d for d in folders if d + ".jsonl" in names)
+    for folder in artifacts:
+        found.extend(find_subagents(folder + ".jsonl"))
     found.sort()
     return found
 
@@ -113,7 +146,9 @@ def read_header(path: Path) -> dict[str, Any] | None:
             head = fh.read(HEADER_MAX)
     except OSError:
         return None
-    line = head.split(b"\n", 1)[0]
+    line, _, rest = head.partition(b"\n")
+    if len(line) + 1 == SLOT_BYTES and line.startswith(b'{"type":"title"'):
+        line = rest.split(b"\n", 1)[0]  # oh-my-pi's title slot: the header is line 2
     try:
         obj = orjson.loads(line)
     except orjson.JSONDecodeError:

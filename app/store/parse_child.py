@@ -128,6 +128,8 @@ def fork_child(path: Path, size: int, share: float = SHARE) -> Child | None:
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
         first = fh.readline()
+        if len(first) == 256 and first.startswith(b'{"type":"title"'):
+            first += fh.readline()  # oh-my-pi's title slot: the header is line 2
         fh.seek(int(size * share))
         fh.readline()
         split = fh.tell()

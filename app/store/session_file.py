@@ -17,7 +17,7 @@ from ..session.gcpause import BIG, gc_paused
 from ..session.load import SessionBuilder, migrate_entry
 from ..session.parse import line_blocks, parse_line
 from ..session.tree import SessionTree
-from . import parse_child, tree_cache
+from . import blobs, parse_child, tree_cache
 from .tree_cache import CacheWriter
 
 
@@ -54,7 +54,13 @@ def load_session(path: Path) -> tuple[SessionTree, SessionBuilder]:
     data = read_bytes(path)
     builder = SessionBuilder()
     builder.feed(data, final=True)
+    _note_blobs(path, builder.tree)
     return builder.tree, builder
+
+
+def _note_blobs(path: Path, tree: SessionTree) -> None:
+    if tree.dialect == "omp":  # its images may be blob references: remember the blobs folder beside it
+        blobs.remember_session(path)
 
 
 class EntryReader:
@@ -153,6 +159,7 @@ def load_session_progressive(
     builder = SessionBuilder()
     _feed_lines(path, builder, None, progress, cancelled, st.st_size, chunk_size)
     builder.tree.finish_orphans()
+    _note_blobs(path, builder.tree)
     return builder.tree, builder
 
 
@@ -199,6 +206,7 @@ def load_session_fast(
     if final:
         _feed_last_line(path, builder)
     tree.finish_orphans()
+    _note_blobs(path, tree)
     return tree, builder
 
 

@@ -46,7 +46,7 @@ from ..session.query import Query, matches, parse_query, required_literals, snip
 from ..session.summary_info import SessionInfo, scan_session
 from .session_file import load_session_fast
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the agent that wrote the file (pi, omp)
 DB_NAME = "sessions.sqlite3"
 BATCH_FILES = 64
 BATCH_CHARS = 32 << 20  # document text held before a batch is written
@@ -57,7 +57,7 @@ Progress = Callable[[int, int, int, int], None]  # (files done, files to index, 
 
 _COLUMNS = (
     "path, id, cwd, name, first_message, entries, branches, compactions, last_activity, created, size, mtime_ms, "
-    "parent_session"
+    "parent_session, agent"
 )
 
 _SCHEMA = f"""
@@ -70,7 +70,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     error TEXT,
     id TEXT, cwd TEXT, name TEXT, first_message TEXT,
     entries INTEGER, branches INTEGER, compactions INTEGER,
-    last_activity REAL, created REAL, mtime_ms REAL, parent_session TEXT,
+    last_activity REAL, created REAL, mtime_ms REAL, parent_session TEXT, agent TEXT,
     docs INTEGER NOT NULL DEFAULT 0,
     indexed_at REAL
 );
@@ -133,8 +133,11 @@ class _Rebuild(Exception):
 
 
 def _under(path: str, root: str) -> bool:
-    """`path` is in `root` or in one of its direct subfolders (what `find_session_files` scans)."""
+    """`path` is in `root` or in one of its direct subfolders (what `find_session_files` scans), or in the
+    artifacts folder of a session there."""
     parent = os.path.dirname(path)
+    while parent != root and os.path.isfile(parent + ".jsonl"):  # oh-my-pi's subagents: under their session
+        parent = os.path.dirname(parent)
     return parent == root or os.path.dirname(parent) == root
 
 
@@ -394,6 +397,7 @@ class SessionIndex:
                     info.created if info else None,
                     info.mtime if info else None,
                     info.parent_session if info else None,
+                    info.agent if info else None,
                     len(item.docs),
                     now,
                 )
@@ -404,14 +408,14 @@ class SessionIndex:
                     conn.execute(
                         "UPDATE sessions SET size=?, mtime_ns=?, ino=?, error=?, id=?, cwd=?, name=?, first_message=?,"
                         " entries=?, branches=?, compactions=?, last_activity=?, created=?, mtime_ms=?,"
-                        " parent_session=?, docs=?, indexed_at=? WHERE sid = ?",
+                        " parent_session=?, agent=?, docs=?, indexed_at=? WHERE sid = ?",
                         (*values, sid),
                     )
                 else:
                     cur = conn.execute(
                         "INSERT INTO sessions (path, size, mtime_ns, ino, error, id, cwd, name, first_message,"
-                        " entries, branches, compactions, last_activity, created, mtime_ms, parent_session, docs,"
-                        " indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        " entries, branches, compactions, last_activity, created, mtime_ms, parent_session, agent,"
+                        " docs, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         (item.path, *values),
                     )
                     sid = cur.lastrowid
@@ -524,7 +528,7 @@ def is_busy(exc: BaseException) -> bool:
 
 
 def _info(row: tuple[Any, ...]) -> SessionInfo:
-    (path, sid, cwd, name, first, entries, branches, compactions, activity, created, size, mtime, parent) = row
+    (path, sid, cwd, name, first, entries, branches, compactions, activity, created, size, mtime, parent, agent) = row
     return SessionInfo(
         path=Path(path),
         id=sid or "",
@@ -539,6 +543,7 @@ def _info(row: tuple[Any, ...]) -> SessionInfo:
         size=size,
         mtime=mtime if mtime is not None else 0.0,
         parent_session=parent,
+        agent=agent or "pi",
     )
 
 

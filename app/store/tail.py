@@ -7,6 +7,9 @@ tells these apart as `TailEvent`s: lines appended, nothing new, part of a line s
 returned twice), reset (reload from scratch), missing, created, and read errors.
 
 It never writes and never keeps the file open between calls, so Pi stays free to rename or replace it.
+
+oh-my-pi keeps a 256-byte title slot on line 1 and rewrites it in place when the title changes: a change there
+(to another slot) is neither a rewrite nor a truncation; the event carries the new slot line (`slot`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,10 @@ from typing import BinaryIO, Literal
 FINGERPRINT = 64
 """Bytes at the start of the file and just before the read position that must still be there: notices rewrites
 that do not shrink."""
+
+SLOT = 256
+"""oh-my-pi's title slot: line 1, exactly this many bytes with its newline."""
+_SLOT_START = b'{"type":"title"'
 
 CHUNK = 8 << 20
 """Read size for big reads, so a huge file is not asked for in one system call."""
@@ -46,6 +53,7 @@ class TailEvent:
     data: bytes = b""
     offset: int = 0
     message: str = ""
+    slot: bytes = b""  # oh-my-pi's title slot line, when it was rewritten in place since the last poll
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,10 @@ class TailChunk:
     def end(self) -> int:
         """The offset just past `data`, where tailing continues."""
         return len(self.data)
+
+
+def _is_slot(line: bytes) -> bool:
+    return len(line) == SLOT and line.startswith(_SLOT_START) and line.endswith(b"\n") and b"\n" not in line[:-1]
 
 
 def _errtext(exc: OSError) -> str:
@@ -99,6 +111,7 @@ class Tailer:
         # The first up-to-FINGERPRINT bytes: Pi's migration rewrites the header's version, which a rewrite to
         # the same size with the same last bytes (v2 -> v3 without renamed roles) shows nowhere else.
         self._head = b""
+        self._slot = b""  # oh-my-pi's title slot as last read (the head then starts after it)
         self._pending = bytearray()  # bytes after `_offset` with no newline among them
         self._missing = False  # the file was missing at construction or at the last poll
 
@@ -107,7 +120,10 @@ class Tailer:
         try:
             with open(self.path, "rb") as fh:
                 st = os.fstat(fh.fileno())
-                head = fh.read(min(FINGERPRINT, offset))
+                slot = fh.read(min(SLOT, offset))
+                self._slot = slot if _is_slot(slot) else b""
+                fh.seek(len(self._slot))
+                head = fh.read(max(0, min(FINGERPRINT, offset - len(self._slot))))
                 fh.seek(start)
                 tail = fh.read(offset - start)
         except (FileNotFoundError, NotADirectoryError):
@@ -172,7 +188,8 @@ class Tailer:
         self._offset = cut
         self._pending = bytearray(data[cut:])
         self._fingerprint = data[-FINGERPRINT:]
-        self._head = data[:FINGERPRINT]
+        self._slot = data[:SLOT] if _is_slot(data[:SLOT]) else b""
+        self._head = data[len(self._slot) : len(self._slot) + FINGERPRINT]
         return TailChunk(data[:cut], size=self._size, held=len(data) - cut)
 
     def poll(self) -> TailEvent:
@@ -207,17 +224,36 @@ class Tailer:
         if st.st_size < pos:
             self._clear()
             return TailEvent("reset")
+        slot = b""
+        if self._slot:
+            now = fh.read(SLOT)
+            if not _is_slot(now):
+                self._clear()
+                return TailEvent("reset")
+            if now != self._slot:
+                self._slot = slot = now
         if self._head and fh.read(len(self._head)) != self._head:
             self._clear()
             return TailEvent("reset")
         if self._fingerprint:
-            # Checked even when the size is unchanged: a same-size rewrite can share the mtime tick.
-            fh.seek(pos - len(self._fingerprint))
-            if fh.read(len(self._fingerprint)) != self._fingerprint:
+            # Checked even when the size is unchanged: a same-size rewrite can share the mtime tick. Bytes of
+            # the title slot are left out: omp rewrites them in place.
+            fp = self._fingerprint
+            start = pos - len(fp)
+            if start < len(self._slot):
+                fp, start = fp[len(self._slot) - start :], len(self._slot)
+            fh.seek(start)
+            if fh.read(len(fp)) != fp:
                 self._clear()
                 return TailEvent("reset")
         else:
             fh.seek(pos)
+        event = self._read_new(fh, st, pos)
+        if slot:
+            return TailEvent(event.kind, event.data, event.offset, event.message, slot)
+        return event
+
+    def _read_new(self, fh: BinaryIO, st: os.stat_result, pos: int) -> TailEvent:
         new = self._read_rest(fh)
         self._size = max(st.st_size, pos + len(new))
         if not new:

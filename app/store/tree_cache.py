@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..session.dialect_omp import SLOT_BYTES as SLOT
+from ..session.dialect_omp import title_slot_of
 from ..session.gcpause import BIG, gc_paused
 from ..session.load import SessionBuilder, node_rows
 from ..session.tree import SessionTree
@@ -96,6 +98,10 @@ def load_cached(path: Path) -> SessionBuilder | None:
                 if _fingerprint(fh, size) != fingerprint:
                     return None
             builder = SessionBuilder()
+            with open(path, "rb") as fh:
+                slot = title_slot_of(fh.read(SLOT))  # oh-my-pi's title slot is not in the cache: it changes in place
+            if slot is not None:
+                builder.tree.set_title_slot(slot)
             builder.restore_header(header, version)
             cache.seek(len(MAGIC))
             for n in lengths:  # one segment in memory at a time

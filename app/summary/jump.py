@@ -7,6 +7,8 @@
   wrote the target by a bug) or, for "no summary" or nothing left behind, a `custom` entry of type
   `pitree.jump`, which Pi ignores in context and hides in its tree. Either way the appended line is the
   last one, so it is where `pi --session FILE` continues.
+  In an oh-my-pi file the summary's fromId is the new leaf, as omp writes it; the title slot on line 1 is
+  never touched (only whole lines are appended).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..session.dialect_omp import OMP
 from ..session.entries import Node
 from ..session.tree import SessionTree
 from .prepare import collect_for_summary
@@ -98,7 +101,7 @@ def summary_entry(
         "id": new_entry_id(tree),
         "parentId": plan.new_leaf_id,
         "timestamp": now_iso(now),
-        "fromId": plan.old_leaf.id if plan.old_leaf is not None else "root",
+        "fromId": _from_id(tree, plan),
         "summary": summary,
         "details": {"readFiles": read_files, "modifiedFiles": modified_files},
     }
@@ -106,6 +109,14 @@ def summary_entry(
         entry["usage"] = usage
     entry["fromHook"] = False
     return entry
+
+
+def _from_id(tree: SessionTree, plan: JumpPlan) -> str:
+    """Pi 1.x reads fromId as the abandoned old leaf; oh-my-pi writes (and reads) the branch-from position,
+    the new leaf (`branchWithSummary(newLeafId)`), "root" when there is none."""
+    if tree.dialect == OMP:
+        return plan.new_leaf_id or "root"
+    return plan.old_leaf.id if plan.old_leaf is not None else "root"
 
 
 def marker_entry(tree: SessionTree, plan: JumpPlan, reason: str, now: float | None = None) -> dict[str, Any]:

@@ -372,7 +372,7 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
         before = bars.first().status if bars else None
         branches = before.branches if grown and before else tree.leaf_count()
         size = None
-        if grown and self._context_size is not None:
+        if grown and self._context_size is not None and tree.dialect == "pi":  # omp's rules look back: rebuild
             size = grown_size(self._context_size, grown)
         if size is None and context:
             size = build_context(tree, None).size  # Pi's estimateProjectedContextTokens at the leaf

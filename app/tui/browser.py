@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pitree.session.summary_info import SessionInfo, thread_sessions
 from pitree.session.text import human_size, make_safe
-from pitree.store.catalog import find_session_paths, sessions_root
+from pitree.store.catalog import find_session_paths, session_roots
 from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
 from pitree.store.watch import watch_sessions
 from rich.text import Text
@@ -31,6 +31,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
+AGENT_NAMES = {"pi": "pi", "omp": "oh-my-pi"}  # the agent column: which agent wrote the session
 SEARCH_DELAY = 0.2  # seconds of no typing before a search runs
 # Fixed widths: a table filled while the screen is being shown again would otherwise size columns to nothing.
 SESSION_COLUMNS = (
@@ -41,8 +42,15 @@ SESSION_COLUMNS = (
     ("branches", 8),
     ("compactions", 11),
     ("size", 9),
+    ("agent", 12),
 )
 HIT_COLUMNS = (("session", 40), ("kind", 10), ("entry", 9), ("match", 100))
+
+
+def _agent(s: SessionInfo, depth: int) -> str:
+    """Which agent wrote the session; an oh-my-pi subagent transcript (listed under its session) says so."""
+    sub = depth and s.agent == "omp" and not s.parent_session
+    return AGENT_NAMES.get(s.agent, s.agent) + (" sub" if sub else "")
 
 
 @dataclass
@@ -108,7 +116,9 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
     def __init__(self, state: BrowserState, index: SessionIndex | None = None) -> None:
         super().__init__()
         self.state = state
-        self.root = sessions_root(state.session_dir)
+        # Pi's sessions and oh-my-pi's (one folder when they are the same); the first is Pi's
+        self.roots = [root for root, _ in session_roots(state.session_dir)]
+        self.root = self.roots[0]
         self.index = index or SessionIndex()
         self.sessions: list[SessionInfo] = []
         self.rows: list[tuple[SessionInfo, int]] = []
@@ -134,7 +144,8 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self.show_sessions()
         self.refreshing = True
         self.refresh_index()
-        self.run_worker(self._watch(), group="browser-watch", exclusive=True, exit_on_error=False)
+        for i, root in enumerate(self.roots):
+            self.run_worker(self._watch(root), group=f"browser-watch-{i}", exclusive=True, exit_on_error=False)
         if self.state.query:
             box = self.query_one(Input)
             box.display = True
@@ -149,18 +160,22 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
     @work(thread=True, exclusive=True, group="browser-index", description="Indexing sessions", exit_on_error=False)
     def refresh_index(self) -> None:
         worker = get_current_worker()
-        files = find_session_paths(self.root)
-        stats = self.index.refresh(
-            files,
-            progress=lambda done, total, _b, _bt: self.post_message(self.Progress(done, total)),
-            cancel=lambda: worker.is_cancelled,
-            root=self.root,
-        )
+        stats = RefreshStats()
+        for root in self.roots:
+            part = self.index.refresh(
+                find_session_paths(root),
+                progress=lambda done, total, _b, _bt: self.post_message(self.Progress(done, total)),
+                cancel=lambda: worker.is_cancelled,
+                root=root,
+            )
+            for name in ("added", "updated", "removed", "unchanged", "errors", "seconds"):
+                setattr(stats, name, getattr(stats, name) + getattr(part, name))
+            stats.cancelled = stats.cancelled or part.cancelled
         if not worker.is_cancelled:
             self.post_message(self.Refreshed(stats))
 
-    async def _watch(self) -> None:
-        async for _ in watch_sessions(self.root, self._stop_watch, poll_fallback=30.0):
+    async def _watch(self, root: Path) -> None:
+        async for _ in watch_sessions(root, self._stop_watch, poll_fallback=30.0):
             if not self.refreshing:
                 self.refreshing = True
                 self.refresh_index()
@@ -190,7 +205,8 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
     # ---- the sessions list ----------------------------------------------------------------------------------
 
     def _scoped(self) -> list[SessionInfo]:
-        everything = self.index.sessions(root=self.root)
+        everything = [s for root in self.roots for s in self.index.sessions(root=root)]
+        everything.sort(key=lambda s: (-s.last_activity, str(s.path)))
         self.sessions = everything
         if self.state.show_all:
             return everything
@@ -218,6 +234,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
                 Text(f"{s.branches:,}", justify="right"),
                 Text(f"{s.compactions:,}", justify="right"),
                 Text(human_size(s.size), justify="right"),
+                Text(_agent(s, depth), "dim"),
                 key=str(s.path),
             )
             if keep is not None and str(s.path) == keep:
@@ -230,6 +247,9 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         head = Text()
         head.append("Pi sessions ", "bold")
         head.append(make_safe(str(self.root), keep_newlines=False), "cyan")
+        for root in self.roots[1:]:
+            head.append(" + oh-my-pi ", "bold")
+            head.append(make_safe(str(root), keep_newlines=False), "cyan")
         scope = "all folders" if self.state.show_all else f"this folder ({self.state.cwd})"
         head.append(f"  ·  {make_safe(scope, keep_newlines=False)} (Tab)")
         if self.mode == "sessions":
@@ -317,7 +337,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         worker = get_current_worker()
         cwd = None if self.state.show_all else self.state.cwd
         try:
-            hits = self.index.search(query, limit=500, cwd=cwd, root=self.root)
+            hits = [h for root in self.roots for h in self.index.search(query, limit=500, cwd=cwd, root=root)][:500]
             error = None
         except ValueError as exc:
             hits, error = [], str(exc)

@@ -12,6 +12,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pitree.session.dialect_omp import title_slot_of
 from pitree.session.load import SessionBuilder
 from pitree.store.session_file import SessionFileError, load_session_progressive
 from pitree.store.tail import Tailer
@@ -59,6 +60,8 @@ class LiveSession:
         """Read whatever changed on disk and apply it (also callable from tests)."""
         event = self.tailer.poll()
         kind = event.kind
+        if event.slot:
+            self.apply_slot(event.slot)
         if kind == "append":
             self._apply(event.data)
         elif kind in ("reset", "created"):
@@ -69,6 +72,15 @@ class LiveSession:
                 self.app.file_state("file deleted — showing what was read; waiting for it to reappear", "error")
         elif kind == "error":
             self.app.file_state(f"cannot read the file: {event.message}", "error")
+
+    def apply_slot(self, line: bytes) -> None:
+        """oh-my-pi rewrote its title slot in place: the session's name changes, nothing is reloaded."""
+        builder = self.builder
+        slot = title_slot_of(line)
+        if builder is None or slot is None:
+            return
+        builder.tree.set_title_slot(slot)
+        self.app._status(name=builder.tree.name)
 
     def _apply(self, data: bytes) -> None:
         builder = self.builder

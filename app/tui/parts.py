@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from pitree.session.dialect_omp import is_truncated
 from pitree.session.text import as_str, make_safe
 from pitree.session.tree import SessionTree
+from pitree.store.blobs import blob_text, is_blob_ref
 from rich.console import RenderableType
 from rich.text import Text
 
@@ -138,7 +140,10 @@ def fold_text(
 ) -> list[Part]:
     """Long output: its first lines shown, the rest (up to MAX_CHARS) in a Fold titled "… N more lines"."""
     kept, left_out = cut(as_str(value))
-    return _head_and_fold(make_safe(kept), left_out_note(left_out), lexer, style, head_lines, head_chars)
+    parts = _head_and_fold(make_safe(kept), left_out_note(left_out), lexer, style, head_lines, head_chars)
+    if is_truncated(value):  # the end of the text is gone from the file itself
+        parts.append(Text("cut by oh-my-pi when it saved the session (it keeps 500,000 characters)", "yellow"))
+    return parts
 
 
 def _head_and_fold(
@@ -193,6 +198,8 @@ def image_placeholder(block: dict[str, Any]) -> Text:
     mime = make_safe(as_str(block.get("mimeType")) or "unknown type", keep_newlines=False)
     if not isinstance(data, str):
         return Text(f"[image: {mime}, no data]", "bold blue")
+    if is_blob_ref(data):  # oh-my-pi stored the bytes in its blob folder
+        return Text(f"[image: {mime}, {blob_text(data)}]", "bold blue")
     size = len(data) * 3 // 4 - (2 if data.endswith("==") else 1 if data.endswith("=") else 0)
     shown = f"{size / 1024:.1f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MB"
     return Text(f"[image: {mime}, {shown}]", "bold blue")

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 import orjson
+from pitree.session.dialect_omp import OMP_ROLES
 from pitree.session.edits import PathEdits
 from pitree.session.entries import parse_timestamp
 from pitree.session.text import as_str, json_compact, make_safe
@@ -222,6 +223,8 @@ def _message_parts(msg: Any, tree: SessionTree | None) -> list[Part]:
         return [*markdown(msg.get("summary")), *extra_fields(msg, {"role", "summary", "timestamp"})]
     if role == "custom":
         parts = [label("customType", msg.get("customType"), "bold")]
+    elif isinstance(role, str) and role in OMP_ROLES:  # oh-my-pi's own roles: their fields follow
+        parts = [Text(f"{role} (oh-my-pi)", "bold")]
     else:
         parts = [Text("role not known to pitree: ", "yellow") + safe_text(role, "bold", one_line=True)]
     if "content" in msg:

@@ -135,6 +135,8 @@ class WritingMixin(ExplorerBase):
         if live is not None and live.builder is not None:
             before = live.builder.size
             event = live.tailer.poll()
+            if event.slot:
+                live.apply_slot(event.slot)
             if event.kind == "append":
                 live._apply(event.data)
             if event.kind not in ("unchanged", "waiting") or live.builder.size != before:

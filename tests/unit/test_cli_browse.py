@@ -85,6 +85,7 @@ def test_ls_json_of_the_current_folder(in_a: dict[str, Any], capsys: pytest.Capt
         "size",
         "mtime",
         "parentSession",
+        "agent",
         "depth",
     }
     assert (first["name"], first["entries"], first["branches"], first["compactions"]) == ("Refactor manager", 13, 2, 1)
