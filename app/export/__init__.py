@@ -5,8 +5,9 @@ Markdown and HTML share one description of the path built here (`build_document`
 untrusted text parts; each renderer escapes every string at the moment it writes it (markdown.py, html.py).
 
 Decisions: tool calls are folded together with their result (a result whose call is not on the path is
-folded on its own); thinking is left out unless asked for; images are never embedded, only a placeholder
-with the MIME type and the decoded size (an export must stay small and cannot carry a session's payloads);
+folded on its own); thinking is left out unless asked for; images are a placeholder with the MIME type and
+the decoded size, which HTML also embeds when the data is a real PNG, JPEG, GIF or WebP of at most
+`html.EMBED_MAX` bytes (oh-my-pi blob references resolved); Markdown never carries a session's payloads;
 timestamps are shown in UTC.
 """
 
@@ -40,12 +41,14 @@ class ExportError(Exception):
 class Part:
     """A piece of a section. `kind`: prose (running text, kept literal), markdown (a model's own Markdown:
     assistant text, thinking and summaries), code (verbatim block), note (a short remark of pitree's about the
-    entry) or fold (collapsed: `text` is its one-line summary, `parts` its body)."""
+    entry) or fold (collapsed: `text` is its one-line summary, `parts` its body), or image (`text` its placeholder,
+    `lang` its MIME type, `src` its data: only HTML embeds it)."""
 
     kind: str
     text: str = ""
     lang: str = ""
     parts: list[Part] = field(default_factory=list)
+    src: str = ""  # an image part's data: base64, or an oh-my-pi blob reference (resolved when embedded)
 
 
 @dataclass
@@ -103,6 +106,13 @@ def image_placeholder(block: dict[str, Any]) -> str:
     return f"[image: {mime_s}, {shown}]"
 
 
+def image_part(block: dict[str, Any]) -> Part:
+    """An image block: its placeholder, with the data for a format that embeds it."""
+    data, mime = block.get("data"), block.get("mimeType")
+    mime_s = mime if isinstance(mime, str) else ""
+    return Part("image", image_placeholder(block), mime_s, src=data if isinstance(data, str) else "")
+
+
 def markdown_parts(summary: Any) -> list[Part]:
     """A compaction or branch summary: Markdown the model wrote (a wrong type is shown as such)."""
     if isinstance(summary, str):
@@ -130,7 +140,7 @@ def content_parts(content: Any, as_code: bool = False) -> list[Part]:
             if text:
                 parts.append(Part(kind, text))
         elif btype == "image":
-            parts.append(Part("note", image_placeholder(block)))
+            parts.append(image_part(block))
         else:
             parts.append(Part("note", f"[{js_string(btype)} block]"))
             parts.append(Part("code", json_pretty(block), "json"))
@@ -326,7 +336,7 @@ class _Builder:
                 elif btype == "toolCall":
                     parts.append(self.tool_call(block))
                 elif btype == "image":
-                    parts.append(Part("note", image_placeholder(block)))
+                    parts.append(image_part(block))
                 else:
                     parts.append(Part("note", f"[{js_string(btype)} block]"))
         else:

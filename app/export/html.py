@@ -2,7 +2,8 @@
 
 Every string from the session goes through `make_safe` and `html.escape` where it is written; the page has
 no script at all, one inline stylesheet allowed by its hash in a strict Content-Security-Policy (nothing
-else may load: no images, fonts, frames, forms or external resources), and folds are `<details>`.
+else may load: no fonts, frames, forms or external resources; images only as checked `data:` URIs), and folds are
+`<details>`.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import re
 
 from ..session.text import make_safe
+from ..store.blobs import blob_base64, blob_size, is_blob_ref
 from . import Document, Part, Section
 
 CSS = """
@@ -34,15 +37,48 @@ section.compact { border: none; padding: 0 .8rem; margin: .3rem 0; color: var(--
 .note { font-style: italic; color: var(--muted); margin: .3rem 0; overflow-wrap: anywhere; }
 pre { background: var(--code); padding: .5rem; border-radius: 4px; overflow-x: auto; white-space: pre-wrap;
   overflow-wrap: anywhere; font-size: .85rem; margin: .3rem 0; }
+figure { margin: .4rem 0; } figure img { max-width: 100%; height: auto; }
 details { margin: .3rem 0; } summary { cursor: pointer; font-family: ui-monospace, monospace; font-size: .85rem;
   overflow-wrap: anywhere; }
 """
 
+EMBED_MAX = 8 * 1024 * 1024  # decoded bytes of one embedded image; a bigger one stays a placeholder
+_IMAGE_MAGIC = {
+    "image/png": b"\x89PNG\r\n\x1a\n",
+    "image/jpeg": b"\xff\xd8\xff",
+    "image/gif": b"GIF8",
+    "image/webp": b"RIFF",
+}
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
 _CSS_HASH = base64.b64encode(hashlib.sha256(CSS.encode()).digest()).decode()
 CSP = (
-    f"default-src 'none'; style-src 'sha256-{_CSS_HASH}'; img-src 'none'; script-src 'none'; "
+    f"default-src 'none'; style-src 'sha256-{_CSS_HASH}'; img-src data:; script-src 'none'; "
     "base-uri 'none'; form-action 'none'"
 )
+
+
+def image_src(mime: str, data: str) -> str | None:
+    """A `data:` URI for an image the export may embed: a known raster type whose bytes start as that type says
+    (never SVG or anything else a browser could run or fetch from), valid base64, at most EMBED_MAX bytes; an
+    oh-my-pi blob reference is read from its blobs folder. None: show the placeholder only."""
+    magic = _IMAGE_MAGIC.get(mime)
+    if magic is None:
+        return None
+    if is_blob_ref(data):
+        size = blob_size(data)
+        if size is None or size > EMBED_MAX:
+            return None
+        data = blob_base64(data) or ""
+    if not data or len(data) * 3 // 4 - data[-2:].count("=") > EMBED_MAX or not _BASE64.fullmatch(data):
+        return None
+    try:
+        head = base64.b64decode(data[:24])
+    except ValueError:
+        return None
+    if not head.startswith(magic) or (mime == "image/webp" and head[8:12] != b"WEBP"):
+        return None
+    return f"data:{mime};base64,{data}"
 
 
 def esc(text: str, keep_newlines: bool = True) -> str:
@@ -62,6 +98,10 @@ def render_part(part: Part) -> str:
         return f"<pre{lang}>{esc(part.text)}</pre>"
     if part.kind == "note":
         return f'<p class="note">{esc(part.text)}</p>'
+    if part.kind == "image":
+        src = image_src(part.lang, part.src)
+        caption = f'<p class="note">{esc(part.text)}</p>'
+        return f'<figure><img src="{src}" alt="{esc(part.text)}">{caption}</figure>' if src else caption
     body = "".join(render_part(p) for p in part.parts)
     return f"<details><summary>{one_line(part.text)}</summary>{body}</details>"
 

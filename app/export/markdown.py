@@ -110,7 +110,7 @@ def render_part(part: Part) -> str:
         return markdown_text(part.text)
     if part.kind == "code":
         return fence(part.text, part.lang)
-    if part.kind == "note":
+    if part.kind in ("note", "image"):  # Markdown never embeds an image's data
         return "*" + inline(part.text) + "*"
     body = "\n\n".join(render_part(p) for p in part.parts)
     # The blank lines end the HTML block, so the body is read as Markdown again (as GitHub does).

@@ -72,6 +72,30 @@ def test_export_of_an_omp_session(tmp_path: Path, fmt: str) -> None:
     assert "model → a/x" in out and "model → b/y (smol)" in out
     assert f"[image: image/png, {len(PNG)} bytes, blob " in out
     assert "Fix the parser" in out
+    embedded = f'<img src="data:image/png;base64,{base64.b64encode(PNG).decode()}"'
+    assert (embedded in out) == (fmt == "html")  # HTML embeds the blob's bytes; Markdown never carries them
+
+
+def test_html_embeds_only_real_raster_images_within_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pitree.export import html as export_html
+
+    good = base64.b64encode(PNG).decode()
+    assert export_html.image_src("image/png", good) == f"data:image/png;base64,{good}"
+    ref = blob_image(tmp_path / "blobs")["data"]
+    blobs.remember_session(tmp_path / "sessions" / "s.jsonl")
+    assert export_html.image_src("image/png", ref) == f"data:image/png;base64,{good}"
+    svg = base64.b64encode(b"<svg onload='alert(1)'/>").decode()
+    for mime, data in [
+        ("image/svg+xml", svg),  # a type a browser could run: never
+        ("image/png", svg),  # bytes that are not what the type says
+        ("image/png", base64.b64encode(b"x" * 64).decode()),
+        ("image/png", good[:-4] + '"><x'),  # not base64: nothing of it reaches the attribute
+        ("image/png", "blob:sha256:" + "0" * 64),  # a missing blob
+        ("image/png", ""),
+    ]:
+        assert export_html.image_src(mime, data) is None, (mime, data[:20])
+    monkeypatch.setattr(export_html, "EMBED_MAX", len(PNG) - 1)
+    assert export_html.image_src("image/png", good) is None and export_html.image_src("image/png", ref) is None
 
 
 @pytest.mark.parametrize("value", [None, True, 1, "", [], ["a"], {}, {"a": [1]}])
