@@ -94,7 +94,7 @@ def system_chars(message: dict[str, Any]) -> int:
         if isinstance(value, str):
             chars += js_len(value)
     tools = message.get("toolsAdded")
-    if tools:
+    if tools or isinstance(tools, list | dict):  # JavaScript's truth: an empty list still adds "[]"
         chars += js_len(json_compact(tools))
     return chars
 

@@ -5,11 +5,10 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from pitree.session.entries import js_len
-from pitree.session.text import as_str, json_compact, make_safe
+from pitree.session.estimate import estimate_message_tokens
+from pitree.session.text import as_str, make_safe
 from rich.console import RenderableType
 from rich.text import Text
 
@@ -76,25 +75,8 @@ def system_text(msg: dict[str, Any]) -> str:
 
 
 def system_estimate(msg: dict[str, Any]) -> int:
-    """Pi's `estimateTokens` of a system message: content (text, 4,800 per image) + every non-empty section
-    + `JSON.stringify(toolsAdded)`, in UTF-16 units, / 4 rounded up. toolsRemoved adds nothing."""
-    chars = 0
-    content = msg.get("content")
-    if isinstance(content, str):
-        chars += js_len(content)
-    elif isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text" and _js_truthy(block.get("text")):
-                chars += js_len(as_str(block.get("text")))
-            elif isinstance(block, dict) and block.get("type") == "image":
-                chars += 4800
-    for _, value in _sections(msg):
-        if isinstance(value, str):
-            chars += js_len(value)
-    tools = msg.get("toolsAdded")
-    if _js_truthy(tools):
-        chars += js_len(json_compact(tools))
-    return math.ceil(chars / 4)
+    """Pi's `estimateTokens` of a system message (the model's own estimate, one rule for pane and context)."""
+    return estimate_message_tokens("system", msg)
 
 
 def _tool_fold(tool: Any) -> Part:

@@ -185,7 +185,8 @@ CASES: list[tuple[str, Any, list[str]]] = [
     ("custom null content", msg_entry({"role": "custom", "content": None}), ["which Pi reads as []"]),
     ("custom_message null content", entry("custom_message", "m", None, content=None), ["which Pi reads as []"]),
     ("custom_message no content", entry("custom_message", "m", None), ["(no content)"]),
-    ("unknown role", msg_entry({"role": "developer", "content": "d", "x": 1}), ["role not known", "developer", "x: 1"]),
+    ("unknown role", msg_entry({"role": "narrator", "content": "d", "x": 1}), ["role not known", "narrator", "x: 1"]),
+    ("oh-my-pi role", msg_entry({"role": "developer", "content": "d", "x": 1}), ["developer (oh-my-pi)", "x: 1"]),
     ("unknown type", entry("title_change", "t", None, title="T"), ["title: T"]),
 ]
 
