@@ -97,6 +97,9 @@ def test_case_13_estimates() -> None:
     assert [tree.get("s").est, tree.get("u").est] == [7, 1201]  # type: ignore[union-attr]
     # an assistant's images are not counted
     assert estimate_message_tokens("assistant", {"content": [image, {"type": "text", "text": "abcd"}]}) == 1
+    # Pi tests toolsAdded by JavaScript's truth: an empty list still adds JSON.stringify([]), 2 characters
+    assert estimate_message_tokens("system", {"content": "", "toolsAdded": []}) == 1
+    assert estimate_message_tokens("system", {"content": "", "toolsAdded": None}) == 0
 
 
 def test_case_1_system_head_estimate() -> None:
