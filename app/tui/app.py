@@ -20,7 +20,6 @@ from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, LoadCancelled, SessionFileError, load_session_fast
 from pitree.summary.tokens import encoder_built, load_encoder
-from pitree.widgets.entry_link import EntryLink
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.status_bar import Status, StatusBar
@@ -39,6 +38,7 @@ from textual.worker import get_current_worker
 
 from . import textual_fixes
 from .live import LiveSession
+from .navigate import NavigateMixin
 from .panes import PanesMixin
 from .screens import ScreensMixin, asset_text
 from .writing import WritingMixin
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from .browser import BrowserState
 
 
-class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
+class PitreeApp(NavigateMixin, WritingMixin, ScreensMixin, PanesMixin):
     """The explorer on one session file."""
 
     TITLE = "pitree"
@@ -195,7 +195,7 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
         """Show `path` in the explorer (a session from the browser, or the one given on the command line)."""
         if self.stree is not None and path == self.path:
             if select_id is not None:
-                self.tree_view.select_id(select_id)
+                self.go_to_entry(select_id)
             return
         if self.live is not None:
             self.live.stop()
@@ -321,6 +321,9 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
         self.query_one("#panes").display = True
         view = self.tree_view
         view.show_tree(message.stree, select_id=self.select_id)
+        chosen = view.cursor_node
+        if self.select_id is not None and (chosen is None or chosen.id != self.select_id):
+            self.go_to_entry(self.select_id)  # a filtered entry, or one without a row: say where the cursor went
         view.focus()
         self._update_status(context=False)
         self.call_after_refresh(self._after_first_screen, message.stree, frozen)
@@ -397,30 +400,6 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
         self.live = LiveSession(self, self.path, builder)
         if self.watch_enabled:
             self.live.start()
-
-    @property
-    def following(self) -> bool:
-        """On the leaf's row, put there by the user (or the follow itself). A filter that hides the entry the
-        user chose and shows the leaf's row in its place does not turn following on, nor does a fold that hides
-        the leaf under the cursor; a filter that hides the leaf itself makes its nearest shown ancestor its row."""
-        view = self.tree_view
-        node, tree, layout = view.cursor_node, self.stree, view.layout_
-        if self.follow_off or node is None or tree is None or tree.leaf is None or node is not view.leaf_row_node():
-            return False
-        leaf_filtered = layout is not None and layout.index_of(tree.leaf.id) is None
-        return view.anchor_id == tree.leaf.id or (leaf_filtered and view.anchor_id == node.id)
-
-    def _news(self, text: str, expire: float | None = None) -> None:
-        """A passing notice in the status bar: gone when the user moves the cursor (or after `expire` s)."""
-        self._transient = bool(text)
-        self._status(file_state=text)
-        if text and expire is not None:
-            self.set_timer(expire, lambda: self._expire_news(text))
-
-    def _expire_news(self, text: str) -> None:
-        bars = self.query(StatusBar)
-        if self._transient and bars and bars.first().status.file_state == text:
-            self._news("")
 
     def entries_added(self, added: list[Node], old_leaf: Node | None, was_following: bool) -> None:
         """Called by LiveSession on the UI thread after new entries joined the tree."""
@@ -525,74 +504,6 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
         for header in self.query(TreeHeader):
             header.refresh()
         self._status(filter=self.tree_view.filter_mode, matches=self._match_text(), follow=self.following)
-
-    def _match_text(self) -> str:
-        view = self.tree_view
-        if not view.search_tokens:
-            return ""
-        return f"match {view.match_position()}/{len(view.matches)}"
-
-    def action_search(self) -> None:
-        self.query_one(PromptBar).ask("search", "search: words (all must match) — Enter to keep, Esc to clear")
-
-    def action_goto(self) -> None:
-        self.query_one(PromptBar).ask("goto", "go to entry id (or unique prefix)")
-
-    def action_entry_link(self) -> None:
-        self.query_one(EntryView).action_go_to()
-
-    @on(EntryLink.Chosen)
-    def _entry_link_chosen(self, message: EntryLink.Chosen) -> None:
-        """A line of the entry pane naming another entry (a context edit's target, say) was chosen."""
-        if self.stree is None or not self.tree_view.select_id(message.entry_id):
-            shown = make_safe(message.entry_id, keep_newlines=False)
-            self.notify(f"entry {shown} is not in the tree", severity="error", markup=False)
-            return
-        self.tree_view.focus()
-
-    @on(PromptBar.Edited)
-    def _prompt_changed(self, message: PromptBar.Edited) -> None:
-        if message.purpose == "search":
-            count = self.tree_view.set_search(message.value)
-            self._status(matches=f"{count} matches" if message.value.strip() else "")
-
-    @on(PromptBar.Entered)
-    def _prompt_submitted(self, message: PromptBar.Entered) -> None:
-        view = self.tree_view
-        view.focus()
-        if message.purpose == "search":
-            if view.matches and not view.next_match(1):
-                pass
-            self._status(matches=self._match_text())
-        elif message.purpose == "goto" and self.stree is not None and message.value.strip():
-            try:
-                node = self.stree.resolve(message.value.strip())
-            except ValueError as exc:
-                self.notify(str(exc), severity="error")
-                return
-            view.select_id(node.id)
-
-    @on(PromptBar.Cancelled)
-    def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:
-        if message.purpose == "search":
-            self.tree_view.set_search("")
-            self._status(matches="")
-        self.tree_view.focus()
-
-    def action_next_match(self, direction: int) -> None:
-        if not self.tree_view.next_match(direction):
-            self.notify("no matches (press / to search)", severity="information")
-        self._status(matches=self._match_text())
-
-    def action_toggle_follow(self) -> None:
-        view = self.tree_view
-        if self.following:
-            self.follow_off = True
-        else:
-            self.follow_off = False
-            if self.stree is not None and self.stree.leaf is not None:
-                view.select_id(self.stree.leaf.id)
-        self._status(follow=self.following)
 
     def action_toggle_raw(self) -> None:
         self.query_one(EntryView).toggle_raw()
