@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pitree.widgets.entry_view import EntryView
 
 from tests.ui.test_app import DEMO, cursor, make_app, until
+from tests.ui.test_snapshots import screen_text
 from tests.unit.sessions import assistant, entry, to_bytes, user
 
 TOOL_ONLY, ITS_RESULT = "71037525", "78567699"  # the demo's reply that only calls a tool, and that tool's result
@@ -76,3 +78,33 @@ async def test_a_usage_entry_is_reachable_from_go_to_and_the_context_view(tmp_pa
         app.go_to_entry("k1")
         await shown_in_pane(pilot, app, "k1")
         assert cursor(app) == "a1" and len(notes) == 2
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36), (160, 50)])
+async def test_the_leaf_marker_survives_a_long_row(tmp_path: Path, size: tuple[int, int]) -> None:
+    path = tmp_path / "demo.jsonl"
+    path.write_bytes(DEMO.read_bytes())
+    app = make_app(path)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        view = app.tree_view
+        await until(
+            pilot, lambda: "← leaf" in screen_text(app).split("\n")[view.cursor - int(view.scroll_offset.y) + 1]
+        )
+
+
+async def test_a_hidden_leaf_is_marked_on_its_nearest_shown_ancestor(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    entries = [user("u1", None, "hello"), assistant("a1", "u1", "hi there"), entry("label", "l1", "a1", targetId="u1")]
+    path.write_bytes(to_bytes([*entries[:2], {**entries[2], "label": "first"}]))
+    app = make_app(path)
+    async with app.run_test(size=(140, 24)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        view = app.tree_view
+        assert cursor(app) == "a1" and app.following
+        row = view.layout_.index_of("a1")
+        assert view.row_text(row).plain.endswith("← leaf (hidden: [label: first])")
+        await until(pilot, lambda: "assistant: hi there  ← leaf (hidden: [label: first])" in screen_text(app))
+        await pilot.press("ctrl+a")  # the 'all' filter shows the label entry: the marker is on its own row
+        assert cursor(app) == "l1" and view.row_text(view.layout_.index_of("l1")).plain.endswith("← leaf")
+        assert "hidden" not in view.row_text(view.layout_.index_of("a1")).plain
