@@ -107,3 +107,22 @@ async def test_a_hidden_leaf_is_marked_on_its_nearest_shown_ancestor(tmp_path: P
         await pilot.press("ctrl+a")  # the 'all' filter shows the label entry: the marker is on its own row
         assert cursor(app) == "l1" and view.row_text(view.layout_.index_of("l1")).plain.endswith("← leaf")
         assert "hidden" not in view.row_text(view.layout_.index_of("a1")).plain
+
+
+@pytest.mark.parametrize(("keys", "again"), [(("L",), "Shift+L again to label"), (("enter",), "Enter again to jump")])
+async def test_migration_notice_points_back_to_the_action_that_asked(
+    tmp_path: Path, keys: tuple[str, ...], again: str
+) -> None:
+    from pitree.widgets.confirm_dialog import ConfirmDialog
+
+    path = tmp_path / "old.jsonl"
+    path.write_bytes((Path(__file__).resolve().parents[1] / "data" / "v1_linear.jsonl").read_bytes())
+    app = make_app(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        notes = capture(app)
+        await pilot.press("home", *keys)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.click("#yes")
+        await until(pilot, lambda: any("migrated to version 3" in n for n in notes))
+        assert again in next(n for n in notes if "migrated" in n)
