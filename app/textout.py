@@ -36,7 +36,8 @@ def tree_lines(tree: SessionTree, layout: Layout) -> list[Text]:
     out = []
     for i, row in enumerate(layout.rows):
         node = row.node
-        line = Text(layout.prefix(i), style="dim")
+        # `⊟` (foldable) means something only in the explorer, where a key folds it.
+        line = Text(layout.prefix(i).replace("⊟", "─"), style="dim")
         on_path = node in layout.active
         if on_path:
             line.append("• ", style="bold blue")

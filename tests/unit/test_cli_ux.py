@@ -120,3 +120,10 @@ def test_make_run_installs_the_runtime_only(tmp_path: Path) -> None:
     installs = [line for line in run_plan.splitlines() if "pip install" in line]
     assert installs and installs[-1].endswith('-e ".[llm,serve]"') and not any("[test" in i for i in installs)
     assert '-e ".[test,llm,serve]"' in planned("test")
+
+
+def test_tree_text_has_no_fold_glyph() -> None:
+    out = run("tree", DEMO)
+    assert out.returncode == 0, out.stderr.decode()
+    text = out.stdout.decode()
+    assert "├─ " in text and "⊟" not in text and "⊞" not in text
