@@ -126,3 +126,16 @@ async def test_migration_notice_points_back_to_the_action_that_asked(
         await pilot.click("#yes")
         await until(pilot, lambda: any("migrated to version 3" in n for n in notes))
         assert again in next(n for n in notes if "migrated" in n)
+
+
+async def test_the_jump_dialogs_summarizer_fits_at_80x24(tmp_path: Path) -> None:
+    from pitree.widgets.jump_dialog import JumpDialog
+
+    path = tmp_path / "demo.jsonl"
+    path.write_bytes(DEMO.read_bytes())
+    app = make_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        await pilot.press("home", "down", "down", "enter")
+        await until(pilot, lambda: isinstance(app.screen, JumpDialog))
+        await until(pilot, lambda: "offline (extractive)" in screen_text(app))
