@@ -1,16 +1,22 @@
 """`NavigateMixin`: how the explorer moves the tree cursor for the user — go to an id (`g`), an entry the pane
 names (`o`, the context view's Enter), search (`/`, `n`, `N`), follow (`f`) — and the passing notices
-("3 new entries") in the status bar that a move clears."""
+("3 new entries") in the status bar that a move clears; and what a move shows: the entry pane, and the entries
+a selected compaction summarized and kept."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pitree.session.entries import Node
+from pitree.session.tree import SessionTree
+from pitree.store.session_file import EntryReader
 from pitree.widgets.entry_link import EntryLink
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.status_bar import StatusBar
+from pitree.widgets.tree_view import TreeView
 from textual import on
+from textual.timer import Timer
 
 from .explorer_base import ExplorerBase
 
@@ -21,6 +27,7 @@ class NavigateMixin(ExplorerBase):
     follow_off: bool
     _transient: bool
     _unseen: int
+    _entry_timer: Timer | None
 
     if TYPE_CHECKING:  # the app's own
 
@@ -114,3 +121,46 @@ class NavigateMixin(ExplorerBase):
             if self.stree is not None and self.stree.leaf is not None:
                 view.select_id(self.stree.leaf.id)
         self._status(follow=self.following)
+
+    # ---- what a move shows -------------------------------------------------------------------------------
+
+    @on(TreeView.Highlighted)
+    def _highlighted(self, message: TreeView.Highlighted) -> None:
+        if not self.query(TreeView):
+            return  # shutting down
+        if self.stree is not None and self.reader is not None:
+            # The entry pane follows once the cursor rests (80 ms): holding ↓ redraws only the tree.
+            if self._entry_timer is not None:
+                self._entry_timer.stop()
+            node, tree, reader = message.node, self.stree, self.reader
+            self._entry_timer = self.set_timer(0.08, lambda: self._show_entry(node, tree, reader))
+        if message.moved and self._transient:
+            self._unseen = 0
+            self._news("")
+        self._status(follow=self.following, matches=self._match_text())
+
+    def _show_entry(self, node: Node | None, tree: SessionTree, reader: EntryReader) -> None:
+        for view in self.query(EntryView):
+            view.show(node, tree, reader)
+        self._mark_compaction(node, tree)
+
+    def _mark_compaction(self, node: Node | None, tree: SessionTree) -> None:
+        """A selected compaction marks, in the tree, the entries it summarized and those it kept."""
+        marks: dict[str, str] = {}
+        legend = ""
+        if node is not None and node.type == "compaction":
+            from pitree.report import compaction_split
+
+            split = compaction_split(tree, node)
+            marks = {m.node.id: "summarized" for m in split.summarized + split.dropped}
+            marks.update((m.node.id, "kept") for m in split.kept)
+            legend = f"▒ summarized {len(split.summarized)} · ▌ kept {len(split.kept)}"
+            if split.dropped:  # Pi 1.x: system messages never stay; the checkpoint replays them
+                legend += f" · ▒ system dropped {len(split.dropped)}"
+            if split.retain_none:
+                legend += " (retain-none)"
+            elif not split.first_kept_on_path:
+                legend += " (first kept entry not on the path)"
+        for view in self.query(TreeView):
+            view.set_marks(marks)
+        self._status(audit=legend)
