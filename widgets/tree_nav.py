@@ -40,8 +40,19 @@ class TreeNavMixin(_Base):
         def _unfold_to(self, row: int) -> None: ...
         def _move_to(self, index: int, show: Node | None = None) -> None: ...
         def _refold(self) -> None: ...
+        def _nearest_visible(self, entry_id: str) -> int: ...
 
     # ---- go to an entry ----------------------------------------------------------------------------------
+
+    def leaf_row_node(self) -> Node | None:
+        """The node drawn for the leaf: the leaf itself, or its nearest shown ancestor if filtered out."""
+        if self.stree is None or self.stree.leaf is None or not self.shown or self.layout_ is None:
+            return None
+        return self.layout_.rows.nodes[self.shown[self._nearest_visible(self.stree.leaf.id)]]
+
+    def select_id(self, entry_id: str) -> bool:
+        """`go_to` for callers that need no notice: False when the tree has no such entry."""
+        return self.go_to(entry_id) is not None
 
     def go_to(self, entry_id: str) -> str | None:
         """Move the cursor to an entry, unfolding what hides it. None: no such entry; "": on its row; else a

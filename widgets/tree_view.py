@@ -249,16 +249,6 @@ class TreeView(TreeDrawMixin, TreeNavMixin, ScrollView, can_focus=True):
             node = node.parent
         return max(0, len(shown) - 1)
 
-    def leaf_row_node(self) -> Node | None:
-        """The node drawn for the leaf: the leaf itself, or its nearest shown ancestor if filtered out."""
-        if self.stree is None or self.stree.leaf is None or not self.shown or self.layout_ is None:
-            return None
-        return self.layout_.rows.nodes[self.shown[self._nearest_visible(self.stree.leaf.id)]]
-
-    def select_id(self, entry_id: str) -> bool:
-        """`go_to` for callers that need no notice: False when the tree has no such entry."""
-        return self.go_to(entry_id) is not None
-
     def _unfold_to(self, row: int) -> None:
         assert self.layout_ is not None
         rows = self.layout_.rows
