@@ -10,7 +10,8 @@ import math
 import time
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -36,7 +37,8 @@ def tree_lines(tree: SessionTree, layout: Layout) -> list[Text]:
     out = []
     for i, row in enumerate(layout.rows):
         node = row.node
-        line = Text(layout.prefix(i), style="dim")
+        # `⊟` (foldable) means something only in the explorer, where a key folds it.
+        line = Text(layout.prefix(i).replace("⊟", "─"), style="dim")
         on_path = node in layout.active
         if on_path:
             line.append("• ", style="bold blue")
@@ -244,12 +246,51 @@ def _usage_cells(u: dict[str, Any]) -> list[str]:
     ]
 
 
+USAGE_HEADS = ("usages", "input", "output", "cache read", "cache write", "tokens", "cost")
+
+
 def _usage_table(title: str, first: str) -> Table:
     table = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False, padding=(0, 2, 0, 0))
     table.add_column(first)
-    for name in ("usages", "input", "output", "cache read", "cache write", "tokens", "cost"):
+    for name in USAGE_HEADS:
         table.add_column(name, justify="right")
     return table
+
+
+class ModelsTable:
+    """The per-model table. The model's name comes first: when the name and the numbers do not fit on one line,
+    each name gets a line of its own above its numbers (a squeezed column cut it to "anthro…")."""
+
+    def __init__(self, models: dict[str, dict[str, Any]]) -> None:
+        self.rows = [(one_line(name), _usage_cells(u)) for name, u in models.items()]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = _usage_table("Per model", "model")
+        longest = max((name.cell_len for name, _ in self.rows), default=5)
+        numbers = sum(max(len(h), *(len(c[k]) for _, c in self.rows)) + 2 for k, h in enumerate(USAGE_HEADS))
+        if longest + 2 + numbers <= options.max_width or not self.rows:
+            for name, cells in self.rows:
+                table.add_row(name, *cells)
+            yield table
+            return
+        table.columns[0].header = ""
+        table.columns[0].width = 0
+        table.title = "Per model (the name above its numbers)"
+        for _, cells in self.rows:
+            table.add_row("", *cells)
+        # The name lines go between the table's rows: render the table and interleave.
+        lines = console.render_lines(table, options.update(height=None), pad=False)
+        head = len(lines) - len(self.rows)  # title and header, then one line per model
+        yield from _lines(lines[:head])
+        for k, (name, _) in enumerate(self.rows):
+            yield Text("  ").append_text(name)
+            yield from _lines(lines[head + k : head + k + 1])
+
+
+def _lines(lines: list[list[Segment]]) -> RenderResult:
+    for line in lines:
+        yield from line
+        yield Segment.line()
 
 
 def usage_tables(report: dict[str, Any]) -> Group:
@@ -258,9 +299,7 @@ def usage_tables(report: dict[str, Any]) -> Group:
     totals = _usage_table("Totals", "")
     totals.add_row("session", *_usage_cells(report["total"]), style="bold")
     totals.add_row("active path (root → leaf)", *_usage_cells(report["activePath"]))
-    models = _usage_table("Per model", "model")
-    for name, u in report["models"].items():
-        models.add_row(one_line(name), *_usage_cells(u))
+    models = ModelsTable(report["models"])
     segs = _usage_table("Per branch segment (between forks; • on the active path)", "segment")
     segs.columns[0].no_wrap = True
     segs.columns[0].overflow = "ellipsis"

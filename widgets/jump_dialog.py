@@ -47,6 +47,9 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
     JumpDialog #busy { height: 1; display: none; }
     JumpDialog Horizontal { height: auto; margin-top: 1; }
     JumpDialog Button { margin-right: 1; }
+    /* A grid, not a row: at 80 columns the choices wrap and the summarizer keeps the room its name needs. */
+    JumpDialog #choices { layout: grid; grid-size: 4; grid-columns: auto; grid-rows: auto; height: auto; }
+    JumpDialog #summarizer { column-span: 2; width: 1fr; min-width: 24; margin-right: 1; }
     JumpDialog #status { height: auto; color: $text-muted; }
     """
     BINDINGS = [

@@ -137,9 +137,11 @@ class TreeDrawMixin(_Base):
         before_s = short_tokens(before) if isinstance(before, int | float) and not isinstance(before, bool) else "?"
         return f"[compaction: {before_s} → {short_tokens(after or 0)} tokens]"
 
-    def row_text(self, row_index: int, is_cursor: bool = False, shift: int = 0, room: int | None = None) -> Text:
+    def row_text(
+        self, row_index: int, is_cursor: bool = False, shift: int = 0, room: int | None = None, leaf: bool = True
+    ) -> Text:
         """The row as Rich text (without columns), its guides cut by `shift` columns on the left and, past `room`
-        columns, in the middle (each cut marked `…`)."""
+        columns, in the middle (each cut marked `…`); `leaf`: with its `← leaf` marker (see `leaf_marker`)."""
         assert self.layout_ is not None and self.stree is not None
         layout, tree = self.layout_, self.stree
         row = layout.rows[row_index]
@@ -179,9 +181,28 @@ class TreeDrawMixin(_Base):
                 while pos >= 0:
                     text.stylize(get("tree-view--match"), pos, pos + len(token))
                     pos = lower.find(token, pos + len(token))
-        if node is tree.leaf:
-            text.append("  ← leaf", get("tree-view--leaf"))
+        if leaf:
+            text.append(self.leaf_marker(row_index), get("tree-view--leaf"))
         return text
+
+    def leaf_marker(self, row_index: int) -> str:
+        """`  ← leaf` on the leaf's row; when the filter hides the leaf, on its nearest ancestor with a row,
+        naming what it holds: `  ← leaf (hidden: [label: …])`."""
+        assert self.layout_ is not None and self.stree is not None
+        node, leaf, layout = self.layout_.rows.nodes[row_index], self.stree.leaf, self.layout_
+        if leaf is None:
+            return ""
+        if node is leaf:
+            return "  ← leaf"
+        if layout.row_of(leaf) is not None:
+            return ""
+        holder = leaf.parent
+        while holder is not None and layout.row_of(holder) is None:
+            holder = holder.parent
+        if holder is not node:
+            return ""
+        hidden = make_safe(self.stree.row_text(leaf), keep_newlines=False)
+        return f"  ← leaf (hidden: {hidden[:24] + '…' if len(hidden) > 25 else hidden})"
 
     def _body_style(self, node: Node) -> Style:
         get = self.get_component_rich_style
@@ -243,15 +264,24 @@ class TreeDrawMixin(_Base):
     def _render_row(self, row_index: int, width: int, is_cursor: bool) -> Strip:
         assert self.layout_ is not None
         node = self.layout_.rows.nodes[row_index]
-        text = self.row_text(row_index, is_cursor, shift=self.indent_shift(width), room=self.prefix_room(width))
+        text = self.row_text(
+            row_index, is_cursor, shift=self.indent_shift(width), room=self.prefix_room(width), leaf=False
+        )
         columns = self._columns_text(node)
         room = width - (len(columns) + 1 if columns else 0)
         if room < 20:
             columns, room = "", width
-        if text.cell_len > room:
-            text.truncate(room, overflow="ellipsis")
-        else:
-            text.pad_right(room - text.cell_len)
+        marker = self.leaf_marker(row_index)
+        keep = min(text.cell_len, room * 2 // 3)  # the row keeps 2/3 of its text room: the hidden name gives way
+        if len(marker) > room - keep and marker.endswith(")"):
+            name = marker[len("  ← leaf (hidden: ") : -1]
+            cut = room - keep - len("  ← leaf (hidden: …)")
+            marker = f"  ← leaf (hidden: {name[:cut]}…)" if cut >= 6 else "  ← leaf (hidden)"
+        # The text is cut, never the marker after it: on a long row it would be the part lost.
+        if text.cell_len > room - len(marker):
+            text.truncate(max(0, room - len(marker)), overflow="ellipsis")
+        text.append(marker, self.get_component_rich_style("tree-view--leaf"))
+        text.pad_right(room - text.cell_len)
         if columns:
             text.append(" " + columns, self.get_component_rich_style("tree-view--column"))
         base = self.rich_style

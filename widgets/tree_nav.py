@@ -8,6 +8,7 @@ from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, Node
 from pitree.session.layout import tokens_of
 from textual.strip import Strip
 
@@ -31,12 +32,79 @@ class TreeNavMixin(_Base):
     search_tokens: list[str]
     matches: array[int]
     _cache: dict[int, tuple[int, bool, Strip]]
+    anchor_id: str | None
+    filter_mode: str
 
     if TYPE_CHECKING:  # the widget's own
 
         def _unfold_to(self, row: int) -> None: ...
-        def _move_to(self, index: int) -> None: ...
+        def _move_to(self, index: int, show: Node | None = None) -> None: ...
         def _refold(self) -> None: ...
+        def _nearest_visible(self, entry_id: str) -> int: ...
+
+    # ---- go to an entry ----------------------------------------------------------------------------------
+
+    def leaf_row_node(self) -> Node | None:
+        """The node drawn for the leaf: the leaf itself, or its nearest shown ancestor if filtered out."""
+        if self.stree is None or self.stree.leaf is None or not self.shown or self.layout_ is None:
+            return None
+        return self.layout_.rows.nodes[self.shown[self._nearest_visible(self.stree.leaf.id)]]
+
+    def select_id(self, entry_id: str) -> bool:
+        """`go_to` for callers that need no notice: False when the tree has no such entry."""
+        return self.go_to(entry_id) is not None
+
+    def go_to(self, entry_id: str) -> str | None:
+        """Move the cursor to an entry, unfolding what hides it. None: no such entry; "": on its row; else a
+        one-line notice: the filter was switched to 'all' to show it, or the entry has no row in Pi's tree under
+        any filter (then the cursor goes to its tool result or nearest shown ancestor, and `Highlighted` carries
+        the entry itself, for the entry pane)."""
+        if self.stree is None or self.layout_ is None:
+            return None
+        node = self.stree.get(entry_id)
+        if node is None:
+            return None
+        row = self.layout_.index_of(entry_id)
+        if row is not None:
+            self._unfold_to(row)
+            self._move_to(self.shown.index(row))
+            return ""
+        why = no_row_reason(node, node is self.stree.leaf)
+        if why is None:  # only this filter hides it: 'all' shows every entry Pi's tree can show
+            old = self.filter_mode
+            self.anchor_id = entry_id
+            self.filter_mode = "all"
+            row = self.layout_.index_of(entry_id)
+            if row is None:
+                return None
+            self._unfold_to(row)
+            self._move_to(self.shown.index(row))
+            return f"filter {old} → all: the {old} view hides this entry"
+        row, where = self._stand_in(node)
+        if row is None:
+            return None
+        self._unfold_to(row)
+        self._move_to(self.shown.index(row), show=node)
+        return f"entry {node.id[:8]} has no row in Pi's tree ({why}): shown in the entry pane, the cursor is on {where}"
+
+    def _stand_in(self, node: Node) -> tuple[int | None, str]:
+        """The row that stands for an entry without one: a tool-only reply's first tool result shown, else the
+        nearest ancestor shown by the filter."""
+        assert self.layout_ is not None
+        layout = self.layout_
+        if node.flags & HIDDEN_TOOL_ONLY:
+            for child in node.children:
+                if child.type == "message" and child.role == "toolResult":
+                    row = layout.row_of(child)
+                    if row is not None:
+                        return row, "its tool result"
+        parent = node.parent
+        while parent is not None:
+            row = layout.row_of(parent)
+            if row is not None:
+                return row, "its nearest shown ancestor"
+            parent = parent.parent
+        return (len(layout.rows) - 1 if len(layout.rows) else None), "the last row"
 
     # ---- search ------------------------------------------------------------------------------------------
 
@@ -138,3 +206,12 @@ class TreeNavMixin(_Base):
             if rows[parent].nchildren > 1 and current < row:
                 return current
             current = parent
+
+
+def no_row_reason(node: Node, is_leaf: bool) -> str | None:
+    """Why Pi's tree shows no row for `node` under any filter (None: some filter shows it)."""
+    if node.flags & ALWAYS_HIDDEN:
+        return "Pi never shows usage entries"
+    if node.flags & HIDDEN_TOOL_ONLY and not is_leaf:
+        return "Pi hides assistant replies without text: only tool calls, or no content"
+    return None

@@ -141,6 +141,7 @@ class TreeView(TreeDrawMixin, TreeNavMixin, ScrollView, can_focus=True):
         self._added: list[Node] | None = None  # set by show_tree for _layout_for
         self.extended = False  # the last show_tree updated the layout in place: the leaf only grew
         self.marks: dict[str, str] = {}  # entry id -> "summarized" | "kept" (a selected compaction's audit)
+        self.shown_instead: Node | None = None  # the entry without a row the cursor's row stands for (`go_to`)
 
     # ---- data ---------------------------------------------------------------------------------------------
 
@@ -176,6 +177,7 @@ class TreeView(TreeDrawMixin, TreeNavMixin, ScrollView, can_focus=True):
         self.shown, self.matches, self.marks = [], array("l"), {}
         self.folded.clear()
         self.cursor, self.anchor_id, self._shift_key = 0, None, None
+        self.shown_instead = None
         self.virtual_size = Size(self.size.width, 0)
         self.refresh()
 
@@ -216,6 +218,7 @@ class TreeView(TreeDrawMixin, TreeNavMixin, ScrollView, can_focus=True):
     def _relayout(self, keep_id: str | None) -> None:
         if self.stree is None:
             return
+        before = self.cursor_node
         self.layout_ = self._layout_for(self.filter_mode)
         self.shown = visible_indices(self.layout_, self.folded)
         self._cache.clear()
@@ -224,6 +227,9 @@ class TreeView(TreeDrawMixin, TreeNavMixin, ScrollView, can_focus=True):
         self.cursor = self._nearest_visible(keep_id) if keep_id else max(0, len(self.shown) - 1)
         node = self.cursor_node
         self.anchor_id = keep_id or (node.id if node else None)
+        instead = self.shown_instead
+        if node is not before or (instead is not None and self.stree.get(instead.id) is not instead):
+            self.shown_instead = None  # the row no longer stands for it
         self._scroll_cursor_visible(center=True)
         self.refresh()
         self.post_message(self.LayoutChanged())
@@ -242,29 +248,6 @@ class TreeView(TreeDrawMixin, TreeNavMixin, ScrollView, can_focus=True):
                     return i
             node = node.parent
         return max(0, len(shown) - 1)
-
-    def leaf_row_node(self) -> Node | None:
-        """The node drawn for the leaf: the leaf itself, or its nearest shown ancestor if filtered out."""
-        if self.stree is None or self.stree.leaf is None or not self.shown or self.layout_ is None:
-            return None
-        return self.layout_.rows.nodes[self.shown[self._nearest_visible(self.stree.leaf.id)]]
-
-    def select_id(self, entry_id: str) -> bool:
-        """Move the cursor to an entry, unfolding and, if the filter hides it, switching to 'all'."""
-        if self.stree is None or self.layout_ is None:
-            return False
-        node = self.stree.get(entry_id)
-        if node is None:
-            return False
-        row = self.layout_.index_of(entry_id)
-        if row is None and self.filter_mode != "all":
-            self.filter_mode = "all"
-            row = self.layout_.index_of(entry_id) if self.layout_ else None
-        if row is None:
-            return False
-        self._unfold_to(row)
-        self._move_to(self.shown.index(row))
-        return True
 
     def _unfold_to(self, row: int) -> None:
         assert self.layout_ is not None
@@ -297,7 +280,8 @@ class TreeView(TreeDrawMixin, TreeNavMixin, ScrollView, can_focus=True):
 
     # ---- movement ----------------------------------------------------------------------------------------
 
-    def _move_to(self, index: int) -> None:
+    def _move_to(self, index: int, show: Node | None = None) -> None:
+        """The cursor to `index`; `show`: the entry without a row that the move is for (see `go_to`)."""
         if not self.shown:
             return
         index = max(0, min(index, len(self.shown) - 1))
@@ -310,6 +294,7 @@ class TreeView(TreeDrawMixin, TreeNavMixin, ScrollView, can_focus=True):
         self.refresh_line_at(old)
         self.refresh_line_at(index)
         self._scroll_cursor_visible()
+        self.shown_instead = show
         self._post_highlight(moved=True)
 
     def refresh_line_at(self, index: int) -> None:
@@ -328,11 +313,18 @@ class TreeView(TreeDrawMixin, TreeNavMixin, ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
 
     def _post_highlight(self, moved: bool = False) -> None:
-        node = self.cursor_node
+        node = self.selected_node
         ident = node.id if node else None
         if ident != self._last_highlight or moved:
             self._last_highlight = ident
             self.post_message(self.Highlighted(node, moved))
+
+    @property
+    def selected_node(self) -> Node | None:
+        """The entry the user went to: the cursor's, or the one without a row it stands for (see `go_to`)."""
+        node = self.cursor_node
+        instead = self.shown_instead
+        return instead if instead is not None and self.stree is not None and node is not None else node
 
     def action_cursor_up(self) -> None:
         self._move_to(self.cursor - 1)

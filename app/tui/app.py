@@ -8,19 +8,17 @@ live tailing runs in an async worker fed by `store.watch` and `store.tail`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pitree.session.context import ContextSize, build_context, grown_size
-from pitree.session.entries import Node
+from pitree.session.context import ContextSize
 from pitree.session.gcpause import Freezer
 from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, LoadCancelled, SessionFileError, load_session_fast
-from pitree.summary.tokens import encoder_built, load_encoder
-from pitree.widgets.entry_link import EntryLink
+from pitree.summary.tokens import encoder_built
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.status_bar import Status, StatusBar
@@ -28,17 +26,19 @@ from pitree.widgets.tree_header import TreeHeader
 from pitree.widgets.tree_view import TreeView
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult, SystemCommand
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from . import textual_fixes
+from .after_load import AfterLoadMixin
+from .commands import CommandsMixin
 from .live import LiveSession
+from .live_view import LiveViewMixin
 from .panes import PanesMixin
 from .screens import ScreensMixin, asset_text
 from .writing import WritingMixin
@@ -48,7 +48,6 @@ PROGRESS_EVERY = 0.1  # seconds between redraws of the loading bar
 # much as the tree of a 30 MB session, and 15% of what a 100 MB session's explorer holds. Below it, the entry
 # pane counts every entry it shows exactly from the start.
 EXACT_TOKENS_FROM = 32_000_000
-NEWS_SECONDS = 15  # how long "the file was rewritten" stays in the status bar if the user does not move
 
 textual_fixes.apply()
 
@@ -58,7 +57,7 @@ if TYPE_CHECKING:
     from .browser import BrowserState
 
 
-class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
+class PitreeApp(LiveViewMixin, AfterLoadMixin, CommandsMixin, WritingMixin, ScreensMixin, PanesMixin):
     """The explorer on one session file."""
 
     TITLE = "pitree"
@@ -195,7 +194,7 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
         """Show `path` in the explorer (a session from the browser, or the one given on the command line)."""
         if self.stree is not None and path == self.path:
             if select_id is not None:
-                self.tree_view.select_id(select_id)
+                self.go_to_entry(select_id)
             return
         if self.live is not None:
             self.live.stop()
@@ -321,6 +320,9 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
         self.query_one("#panes").display = True
         view = self.tree_view
         view.show_tree(message.stree, select_id=self.select_id)
+        chosen = view.cursor_node
+        if self.select_id is not None and (chosen is None or chosen.id != self.select_id):
+            self.go_to_entry(self.select_id)  # a filtered entry, or one without a row: say where the cursor went
         view.focus()
         self._update_status(context=False)
         self.call_after_refresh(self._after_first_screen, message.stree, frozen)
@@ -329,194 +331,13 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
         else:
             self.live.builder = message.builder
 
-    def _after_first_screen(self, tree: SessionTree, frozen: bool) -> None:
-        """What the first screen of a session need not wait for: the context size in the status bar, the
-        other filters' layouts and, after a session was left, collecting it and freezing the new tree."""
-        if tree is not self.stree:
-            return  # another session was opened meanwhile; its own load does this
-        self._update_status()
-        if not frozen:
-            self._freeze_tree()
-        self.prewarm_layouts()
-
-    def _freeze_tree(self, tries: int = 5) -> None:
-        """Freeze the loaded tree (fewer collector walks), once the tree left before it has been freed.
-
-        A worker may still be finishing with the old tree: try again each second, `tries` times, then stay
-        unfrozen (only collection time is lost, never memory)."""
-        if self._freeze_timer is not None:
-            self._freeze_timer.stop()
-            self._freeze_timer = None
-        if not self._freezer.freeze() and tries > 0:
-            self._freeze_timer = self.set_timer(1.0, lambda: self._freeze_tree(tries - 1))
-
-    @work(thread=True, exclusive=True, group="prewarm", description="Preparing filters", exit_on_error=False)
-    def prewarm_layouts(self) -> None:
-        # The token encoder first (the entry pane asks for it right away): the ~12 MB dict its build holds for
-        # a moment is then reused by the layouts and the search index, not added to them (peak ~8 MB lower).
-        if self.exact_tokens:
-            load_encoder()
-        self.tree_view.prewarm()
-        if self.stree is not None:
-            self.stree.search_index.update()  # so the first search is as fast as the next
-
-    def _update_status(self, grown: list[Node] | None = None, context: bool = True) -> None:
-        """The status bar from the tree. `grown`: entries that only extended the leaf, so the branch count
-        stays and the context size grows by theirs (no walk over the tree or the path at 100k entries).
-        `context=False` leaves the context size as it is (the first screen; it follows right after)."""
-        tree = self.stree
-        if tree is None:
-            return
-        leaf = tree.leaf
-        bars = self.query(StatusBar)
-        before = bars.first().status if bars else None
-        branches = before.branches if grown and before else tree.leaf_count()
-        size = None
-        if grown and self._context_size is not None and tree.dialect == "pi":  # omp's rules look back: rebuild
-            size = grown_size(self._context_size, grown)
-        if size is None and context:
-            size = build_context(tree, None).size  # Pi's estimateProjectedContextTokens at the leaf
-        if size is not None:
-            self._context_size = size
-        tokens = size.tokens if size is not None else before.context_tokens if before is not None else None
-        self._status(
-            name=tree.name,
-            entries=tree.entry_count,
-            branches=branches,
-            leaf=leaf.id if leaf else None,
-            skipped=len(tree.skipped),
-            context_tokens=tokens,
-            filter=self.tree_view.filter_mode,
-            follow=self.following,
-        )
-
-    # ---- live tail ---------------------------------------------------------------------------------------
-
     def start_live(self, builder: SessionBuilder | None) -> None:
         """Follow the file. Without watching (tests, --no-watch) `live.check()` still applies changes."""
         self.live = LiveSession(self, self.path, builder)
         if self.watch_enabled:
             self.live.start()
 
-    @property
-    def following(self) -> bool:
-        """On the leaf's row, put there by the user (or the follow itself). A filter that hides the entry the
-        user chose and shows the leaf's row in its place does not turn following on, nor does a fold that hides
-        the leaf under the cursor; a filter that hides the leaf itself makes its nearest shown ancestor its row."""
-        view = self.tree_view
-        node, tree, layout = view.cursor_node, self.stree, view.layout_
-        if self.follow_off or node is None or tree is None or tree.leaf is None or node is not view.leaf_row_node():
-            return False
-        leaf_filtered = layout is not None and layout.index_of(tree.leaf.id) is None
-        return view.anchor_id == tree.leaf.id or (leaf_filtered and view.anchor_id == node.id)
-
-    def _news(self, text: str, expire: float | None = None) -> None:
-        """A passing notice in the status bar: gone when the user moves the cursor (or after `expire` s)."""
-        self._transient = bool(text)
-        self._status(file_state=text)
-        if text and expire is not None:
-            self.set_timer(expire, lambda: self._expire_news(text))
-
-    def _expire_news(self, text: str) -> None:
-        bars = self.query(StatusBar)
-        if self._transient and bars and bars.first().status.file_state == text:
-            self._news("")
-
-    def entries_added(self, added: list[Node], old_leaf: Node | None, was_following: bool) -> None:
-        """Called by LiveSession on the UI thread after new entries joined the tree."""
-        tree = self.stree
-        if tree is None or not added:
-            return
-        view = self.tree_view
-        new_leaf = tree.leaf
-        extends = old_leaf is None or (new_leaf is not None and old_leaf in tree.branch(new_leaf))
-        ours = self._select_after_append
-        if ours is not None and tree.get(ours) is not None:
-            # The entry pitree itself just appended (a jump or a label): show where Pi will continue.
-            self._select_after_append = None
-            view.show_tree(tree, select_id=ours)
-            self._update_status()
-            return
-        view.show_tree(tree, select_id=new_leaf.id if (was_following and new_leaf) else None, added=added)
-        if not extends and new_leaf is not None:
-            self.notify(
-                f"new leaf on another branch: {new_leaf.id} "
-                f"({make_safe(tree.row_text(new_leaf), keep_newlines=False)[:60]})",
-                title="session changed",
-            )
-        news = [n for n in added if n.id != self._appended_id]  # not the label pitree itself just wrote
-        if not was_following and new_leaf is not None and news:
-            self._unseen += len(news)
-            self._news(f"{self._unseen} new entr{'y' if self._unseen == 1 else 'ies'}")
-        self._update_status(grown=added if view.extended else None)
-        entry = self.query_one(EntryView)
-        if self.reader is not None and entry.node is not None and entry.node is view.cursor_node:
-            # A label entry changes the header of the entry shown (a moved cursor loads through Highlighted).
-            entry.show(entry.node, tree, self.reader)
-
-    def session_reloaded(self, tree: SessionTree, builder: SessionBuilder, why: str) -> None:
-        """Called by LiveSession after the file was rewritten or replaced: keep the selection by id."""
-        node = self.tree_view.cursor_node
-        self._freezer.leaving(self.stree)
-        self.stree = tree
-        self.reader = EntryReader(self.path, tree)
-        if not self.query_one("#panes").display:
-            self.query_one("#loading").display = False
-            self.query_one("#panes").display = True
-        self.tree_view.show_tree(tree, select_id=node.id if node else None)
-        self._news(why, expire=NEWS_SECONDS)
-        self.notify(why, title="session reloaded")
-        self._update_status()
-        self.call_after_refresh(self._freeze_tree)
-
-    def file_state(self, state: str, severity: str = "warning") -> None:
-        self._transient = False
-        self._status(file_state=state)
-        if state:
-            self.notify(state, title="session file", severity=severity)  # type: ignore[arg-type]
-
     # ---- routing -----------------------------------------------------------------------------------------
-
-    @on(TreeView.Highlighted)
-    def _highlighted(self, message: TreeView.Highlighted) -> None:
-        if not self.query(TreeView):
-            return  # shutting down
-        if self.stree is not None and self.reader is not None:
-            # The entry pane follows once the cursor rests (80 ms): holding ↓ redraws only the tree.
-            if self._entry_timer is not None:
-                self._entry_timer.stop()
-            node, tree, reader = message.node, self.stree, self.reader
-            self._entry_timer = self.set_timer(0.08, lambda: self._show_entry(node, tree, reader))
-        if message.moved and self._transient:
-            self._unseen = 0
-            self._news("")
-        self._status(follow=self.following, matches=self._match_text())
-
-    def _show_entry(self, node: Node | None, tree: SessionTree, reader: EntryReader) -> None:
-        for view in self.query(EntryView):
-            view.show(node, tree, reader)
-        self._mark_compaction(node, tree)
-
-    def _mark_compaction(self, node: Node | None, tree: SessionTree) -> None:
-        """A selected compaction marks, in the tree, the entries it summarized and those it kept."""
-        marks: dict[str, str] = {}
-        legend = ""
-        if node is not None and node.type == "compaction":
-            from pitree.report import compaction_split
-
-            split = compaction_split(tree, node)
-            marks = {m.node.id: "summarized" for m in split.summarized + split.dropped}
-            marks.update((m.node.id, "kept") for m in split.kept)
-            legend = f"▒ summarized {len(split.summarized)} · ▌ kept {len(split.kept)}"
-            if split.dropped:  # Pi 1.x: system messages never stay; the checkpoint replays them
-                legend += f" · ▒ system dropped {len(split.dropped)}"
-            if split.retain_none:
-                legend += " (retain-none)"
-            elif not split.first_kept_on_path:
-                legend += " (first kept entry not on the path)"
-        for view in self.query(TreeView):
-            view.set_marks(marks)
-        self._status(audit=legend)
 
     @on(TreeView.LayoutChanged)
     def _layout_changed(self) -> None:
@@ -525,74 +346,6 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
         for header in self.query(TreeHeader):
             header.refresh()
         self._status(filter=self.tree_view.filter_mode, matches=self._match_text(), follow=self.following)
-
-    def _match_text(self) -> str:
-        view = self.tree_view
-        if not view.search_tokens:
-            return ""
-        return f"match {view.match_position()}/{len(view.matches)}"
-
-    def action_search(self) -> None:
-        self.query_one(PromptBar).ask("search", "search: words (all must match) — Enter to keep, Esc to clear")
-
-    def action_goto(self) -> None:
-        self.query_one(PromptBar).ask("goto", "go to entry id (or unique prefix)")
-
-    def action_entry_link(self) -> None:
-        self.query_one(EntryView).action_go_to()
-
-    @on(EntryLink.Chosen)
-    def _entry_link_chosen(self, message: EntryLink.Chosen) -> None:
-        """A line of the entry pane naming another entry (a context edit's target, say) was chosen."""
-        if self.stree is None or not self.tree_view.select_id(message.entry_id):
-            shown = make_safe(message.entry_id, keep_newlines=False)
-            self.notify(f"entry {shown} is not in the tree", severity="error", markup=False)
-            return
-        self.tree_view.focus()
-
-    @on(PromptBar.Edited)
-    def _prompt_changed(self, message: PromptBar.Edited) -> None:
-        if message.purpose == "search":
-            count = self.tree_view.set_search(message.value)
-            self._status(matches=f"{count} matches" if message.value.strip() else "")
-
-    @on(PromptBar.Entered)
-    def _prompt_submitted(self, message: PromptBar.Entered) -> None:
-        view = self.tree_view
-        view.focus()
-        if message.purpose == "search":
-            if view.matches and not view.next_match(1):
-                pass
-            self._status(matches=self._match_text())
-        elif message.purpose == "goto" and self.stree is not None and message.value.strip():
-            try:
-                node = self.stree.resolve(message.value.strip())
-            except ValueError as exc:
-                self.notify(str(exc), severity="error")
-                return
-            view.select_id(node.id)
-
-    @on(PromptBar.Cancelled)
-    def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:
-        if message.purpose == "search":
-            self.tree_view.set_search("")
-            self._status(matches="")
-        self.tree_view.focus()
-
-    def action_next_match(self, direction: int) -> None:
-        if not self.tree_view.next_match(direction):
-            self.notify("no matches (press / to search)", severity="information")
-        self._status(matches=self._match_text())
-
-    def action_toggle_follow(self) -> None:
-        view = self.tree_view
-        if self.following:
-            self.follow_off = True
-        else:
-            self.follow_off = False
-            if self.stree is not None and self.stree.leaf is not None:
-                view.select_id(self.stree.leaf.id)
-        self._status(follow=self.following)
 
     def action_toggle_raw(self) -> None:
         self.query_one(EntryView).toggle_raw()
@@ -611,29 +364,6 @@ class PitreeApp(WritingMixin, ScreensMixin, PanesMixin):
         if self.pane_layout == "tree":
             self.set_pane_layout("split")  # Tab asks for the entry pane: bring it back
         (self.tree_view if entry.has_focus else entry).focus()
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        view = self.tree_view
-        yield SystemCommand("Search entries", "Highlight entries matching words (/)", self.action_search)
-        yield SystemCommand("Go to entry id", "Jump to an entry by id or prefix (g)", self.action_goto)
-        yield SystemCommand("Toggle follow", "Follow new entries at the leaf (f)", self.action_toggle_follow)
-        yield SystemCommand("Toggle raw JSON", "Show the selected line as stored (r)", self.action_toggle_raw)
-        yield SystemCommand("Skipped lines and notes", "Lines that are not entries (s)", self.action_show_skipped)
-        yield SystemCommand("Context view", "What the model gets at the selected entry (c)", self.action_context)
-        yield SystemCommand("Usage", "Tokens and cost per model and per branch (u)", self.action_usage)
-        yield SystemCommand(
-            "Exact token counts", "Count the entry pane's tokens with tiktoken cl100k (t)", self.action_exact_tokens
-        )
-        yield SystemCommand("Export", "Root → selected entry as Markdown, HTML or a Pi session (e)", self.action_export)
-        for mode in ("default", "no-tools", "user-only", "labeled-only", "all"):
-            yield SystemCommand(
-                f"Filter: {mode}", f"Show the {mode} view of the tree", lambda m=mode: view.action_filter(m)
-            )
-        for col in ("time", "model", "tokens"):
-            yield SystemCommand(
-                f"Toggle {col} column", f"Show or hide the {col} column", lambda c=col: view.action_toggle_column(c)
-            )
 
 
 def run_app(path: Path | None, select_id: str | None = None, browser: BrowserState | None = None) -> int:

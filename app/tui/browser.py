@@ -22,7 +22,7 @@ from pitree.store.catalog import find_session_paths, session_roots
 from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
 from pitree.store.watch import watch_sessions
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
@@ -31,19 +31,10 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from .browser_columns import session_columns
+
 AGENT_NAMES = {"pi": "pi", "omp": "oh-my-pi"}  # the agent column: which agent wrote the session
 SEARCH_DELAY = 0.2  # seconds of no typing before a search runs
-# Fixed widths: a table filled while the screen is being shown again would otherwise size columns to nothing.
-SESSION_COLUMNS = (
-    ("last activity", 13),
-    ("session", 60),
-    ("cwd", 36),
-    ("entries", 8),
-    ("branches", 8),
-    ("compactions", 11),
-    ("size", 9),
-    ("agent", 12),
-)
 HIT_COLUMNS = (("session", 40), ("kind", 10), ("entry", 9), ("match", 100))
 
 
@@ -124,6 +115,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self.rows: list[tuple[SessionInfo, int]] = []
         self.hits: list[SearchHit] = []
         self.mode = "sessions"  # or "hits"
+        self._columns_for = 0  # the width the session columns were chosen for
         self.refreshing = False
         self.stats: RefreshStats | None = None
         self._search_timer: Timer | None = None
@@ -154,6 +146,10 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
 
     def on_unmount(self) -> None:
         self._stop_watch.set()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.mode == "sessions" and event.size.width != self._columns_for:
+            self.show_sessions()  # the columns that fit the new width
 
     # ---- the index ------------------------------------------------------------------------------------------
 
@@ -218,25 +214,29 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         table = self.query_one(DataTable)
         keep = self.state.selected
         table.clear(columns=True)
-        for name, width in SESSION_COLUMNS:
-            table.add_column(name, key=name, width=width)
         self.rows = thread_sessions(self._scoped())
+        agents = {s.agent for s, _ in self.rows}
+        self._columns_for = self.size.width
+        columns = session_columns(self.size.width, self.state.show_all, agents)
+        for name, width in columns:
+            table.add_column(name, key=name, width=width)
+        names = [name for name, _ in columns]
         now = time.time()
         target = 0
         for i, (s, depth) in enumerate(self.rows):
             title = Text("  " * depth + ("└ " if depth else ""), "dim")
             title.append(make_safe(s.title, keep_newlines=False)[:120], "bold" if s.name else "")
-            table.add_row(
-                relative_age(s.last_activity, now),
-                title,
-                Text(make_safe(s.cwd, keep_newlines=False), "dim"),
-                Text(f"{s.entries:,}", justify="right"),
-                Text(f"{s.branches:,}", justify="right"),
-                Text(f"{s.compactions:,}", justify="right"),
-                Text(human_size(s.size), justify="right"),
-                Text(_agent(s, depth), "dim"),
-                key=str(s.path),
-            )
+            cells = {
+                "last activity": relative_age(s.last_activity, now),
+                "session": title,
+                "cwd": Text(make_safe(s.cwd, keep_newlines=False), "dim"),
+                "entries": Text(f"{s.entries:,}", justify="right"),
+                "branches": Text(f"{s.branches:,}", justify="right"),
+                "compactions": Text(f"{s.compactions:,}", justify="right"),
+                "size": Text(human_size(s.size), justify="right"),
+                "agent": Text(_agent(s, depth), "dim"),
+            }
+            table.add_row(*(cells[n] for n in names), key=str(s.path))
             if keep is not None and str(s.path) == keep:
                 target = i
         if self.rows:

@@ -40,3 +40,15 @@ class ExplorerBase(App[int]):
             timeout=timeout,
             markup=False,
         )
+
+    def go_to_entry(self, entry_id: str) -> bool:
+        """The tree cursor to an entry, saying so when the filter had to change or the entry has no row of its
+        own in Pi's tree; False (after an error notice) when the session has no such entry."""
+        notice = self.tree_view.go_to(entry_id) if self.stree is not None else None
+        if notice is None:
+            shown = make_safe(entry_id, keep_newlines=False)
+            self.notify(f"entry {shown} is not in the tree", severity="error", markup=False)
+            return False
+        if notice:
+            self.notify(notice, title="go to", markup=False)
+        return True

@@ -41,7 +41,7 @@ class ScreensMixin(ExplorerBase):
 
         def back(entry_id: str | None) -> None:
             if entry_id is not None:
-                self.tree_view.select_id(entry_id)
+                self.go_to_entry(entry_id)
 
         self.push_screen(ContextScreen(tree, reader, self.tree_view.cursor_node), callback=back)
 

@@ -38,7 +38,7 @@ class WritingMixin(ExplorerBase):
         tree, reader = self.stree, self.reader
         if tree is None or reader is None:
             return
-        if not self._writable(tree):
+        if not self._writable(tree, "press Enter again to jump"):
             return
         plan = plan_jump(tree, message.node)
         if plan.noop:
@@ -61,7 +61,8 @@ class WritingMixin(ExplorerBase):
             self.notify(str(exc), title="configuration", severity="error")
             return None
 
-    def _writable(self, tree: SessionTree) -> bool:
+    def _writable(self, tree: SessionTree, again: str) -> bool:
+        """Whether pitree may append here; `again`: how to redo the action that asked, once migrated."""
         if tree.header is None:
             self.notify(
                 "this file has no session header: Pi treats it as empty, so pitree will not write to it",
@@ -69,11 +70,11 @@ class WritingMixin(ExplorerBase):
             )
             return False
         if tree.version < 3:
-            self._offer_migration(tree)
+            self._offer_migration(tree, again)
             return False
         return True
 
-    def _offer_migration(self, tree: SessionTree) -> None:
+    def _offer_migration(self, tree: SessionTree, again: str) -> None:
         """Pi rewrites pre-v3 files when it opens them; pitree does so only with consent, atomically, with a backup."""
         from pitree.widgets.confirm_dialog import ConfirmDialog
 
@@ -87,11 +88,11 @@ class WritingMixin(ExplorerBase):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.migrate_file()
+                self.migrate_file(again)
 
         self.push_screen(ConfirmDialog(question, "Migrate (backup kept)"), callback=answered)
 
-    def migrate_file(self) -> None:
+    def migrate_file(self, again: str) -> None:
         from pitree.cli_write import WriteError, migrated_bytes
         from pitree.store.append import AppendError, rewrite_atomically
 
@@ -101,7 +102,7 @@ class WritingMixin(ExplorerBase):
         except (WriteError, AppendError, OSError) as exc:
             self.notify(str(exc), title="not migrated", severity="error", timeout=10)
             return
-        self.notify(f"migrated to version 3; the original is {backup}. Press Enter again to jump.", timeout=10)
+        self.notify(f"migrated to version 3; the original is {backup}. Now {again}.", timeout=10)
         if self.live is not None:
             self.call_later(self.live.check)
 
@@ -110,7 +111,7 @@ class WritingMixin(ExplorerBase):
 
         node = self.tree_view.cursor_node
         tree = self.stree
-        if node is None or tree is None or not self._writable(tree):
+        if node is None or tree is None or not self._writable(tree, "press Shift+L again to label"):
             return
 
         def done(label: str | None) -> None:

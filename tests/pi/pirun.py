@@ -100,9 +100,14 @@ def pitree_rows(path: Path, mode: str, pi073_session_info: bool = True) -> list[
     assert out.returncode == 0, out.stderr.decode()
     lines = out.stdout.decode().splitlines()[1 : 1 + len(rows)]
     assert len(lines) == len(rows)
+    # The text output leaves out the explorer's fold mark `⊟` (Pi's /tree draws it): the layout's own gutter
+    # (the same length) puts it back, so where pitree marks a foldable row is still compared with Pi.
+    gutters = _gutters(path, mode)
+    assert len(gutters) == len(rows)
     result = []
-    for line, row in zip(lines, rows, strict=True):
-        line = line.rstrip()
+    for line, row, gutter in zip(lines, rows, gutters, strict=True):
+        assert line[: len(gutter)] == gutter.replace("⊟", "─")
+        line = (gutter + line[len(gutter) :]).rstrip()
         suffix = (" ← leaf" if row["id"] == leaf else "") + "  " + row["id"]
         if line.endswith("…"):  # cropped, maybe inside the suffix: drop whatever part of it is left
             body = line[:-1]
@@ -119,6 +124,15 @@ def pitree_rows(path: Path, mode: str, pi073_session_info: bool = True) -> list[
             line = line.replace("[name: (empty)]", "[title: empty]").replace("[name: ", "[title: ")
         result.append(line.rstrip())
     return result
+
+
+def _gutters(path: Path, mode: str) -> list[str]:
+    from pitree.session.layout import build_layout
+    from pitree.store.session_file import load_session_fast
+
+    tree, _ = load_session_fast(path, save_cache=False)
+    layout = build_layout(tree, mode)
+    return [layout.prefix(i) for i in range(len(layout.rows))]
 
 
 _TITLE = re.compile(r"\[title: (.*)\]$", re.S)

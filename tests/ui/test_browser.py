@@ -145,3 +145,19 @@ async def test_the_session_left_is_freed(store: Path) -> None:
         # Nothing (view, entry pane, frozen generation) keeps the old tree alive. A worker thread may still
         # be finishing with it for a moment, so it need not be gone at once, only soon.
         await until(pilot, lambda: gc.collect() >= 0 and first() is None, timeout=10)
+
+
+@pytest.mark.parametrize("width", [80, 160])
+async def test_the_numbers_stay_on_screen_at_80_columns(store: Path, width: int) -> None:
+    from tests.ui.test_snapshots import screen_text
+
+    app = make(store)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).stats is not None)
+        await until(pilot, lambda: "entries" in screen_text(app) and "size" in screen_text(app))
+        head = next(line for line in screen_text(app).split("\n") if "last activity" in line)
+        assert "branches" in head and head.index("size") < width
+        if width >= 160:
+            assert "cwd" in head and "compactions" in head
+        await pilot.press("tab")  # every folder: the cwd column tells the sessions apart
+        await until(pilot, lambda: "cwd" in screen_text(app))

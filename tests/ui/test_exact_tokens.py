@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pitree.tui.after_load as after_load_module
 import pitree.tui.app as app_module
 import pitree.widgets.entry_view as entry_module
 import pytest
@@ -48,7 +49,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(entry_module, "count_text", count)
     monkeypatch.setattr(entry_module, "encoder_built", lambda: built[0])
     monkeypatch.setattr(app_module, "encoder_built", lambda: built[0])
-    monkeypatch.setattr(app_module, "load_encoder", load)
+    monkeypatch.setattr(after_load_module, "load_encoder", load)
     return calls
 
 

@@ -214,7 +214,7 @@ def test_tree_text_rows_match_json(session: Path) -> None:
         body[0] == "• [start] " + "user: hello [bold]world[/bold] ␛[31mred␛[0m ␛]52;c;aGk=␇ <U+009B>2J "
         "<U+202E>evil<U+202C> zero<U+200B>width  u1"
     )
-    assert body[3].startswith("├⊟ • user: other") and body[5].startswith("└⊟ user: second")
+    assert body[3].startswith("├─ • user: other") and body[5].startswith("└─ user: second")  # no TUI fold mark
 
 
 def test_context_text(session: Path) -> None:

@@ -120,3 +120,26 @@ def test_make_run_installs_the_runtime_only(tmp_path: Path) -> None:
     installs = [line for line in run_plan.splitlines() if "pip install" in line]
     assert installs and installs[-1].endswith('-e ".[llm,serve]"') and not any("[test" in i for i in installs)
     assert '-e ".[test,llm,serve]"' in planned("test")
+
+
+def test_tree_text_has_no_fold_glyph() -> None:
+    out = run("tree", DEMO)
+    assert out.returncode == 0, out.stderr.decode()
+    text = out.stdout.decode()
+    assert "├─ " in text and "⊟" not in text and "⊞" not in text
+
+
+@pytest.mark.parametrize("width", [60, 68, 140])
+def test_usage_per_model_shows_the_whole_model_name(width: int) -> None:
+    from pitree.session.usage import usage_report
+    from pitree.store.session_file import load_session_fast
+    from pitree.textout import usage_tables
+    from rich.console import Console
+
+    tree, _ = load_session_fast(Path(DEMO), save_cache=False)
+    console = Console(width=width, record=True, color_system=None)
+    console.print(usage_tables(usage_report(tree)))
+    lines = console.export_text().splitlines()
+    model = next(i for i, line in enumerate(lines) if "anthropic/claude-sonnet-4-5" in line)
+    numbers = lines[model] if width >= 100 else lines[model + 1]  # narrow: the numbers on the next line
+    assert "962,787" in numbers and "$1.4080" in numbers

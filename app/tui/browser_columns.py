@@ -1,0 +1,49 @@
+"""Which columns the sessions browser shows at a width: all of them when they fit; on a narrow terminal the
+least useful go first, so the numbers stay on screen instead of scrolling off to the right."""
+
+from __future__ import annotations
+
+# Fixed widths: a table filled while the screen is being shown again would otherwise size columns to nothing.
+SESSION_COLUMNS = (
+    ("last activity", 13),
+    ("session", 60),
+    ("cwd", 36),
+    ("entries", 8),
+    ("branches", 8),
+    ("compactions", 11),
+    ("size", 9),
+    ("agent", 12),
+)
+PADDING = 2  # DataTable's cell padding, both sides
+SCROLLBAR = 2
+MIN_SESSION, MIN_CWD = 24, 12
+
+
+def session_columns(width: int, show_all: bool, agents: set[str]) -> list[tuple[str, int]]:
+    """The columns (name, width) for a table `width` columns wide. Dropped first: the agent when every session
+    is Pi's, the cwd while only the current folder's sessions are listed (it is the same on every row); then
+    compactions, branches, agent, cwd, size, entries. The session title and cwd take what is left."""
+    if width <= 0:
+        return list(SESSION_COLUMNS)
+    drop = (["agent"] if agents <= {"pi"} else []) + ([] if show_all else ["cwd"])
+    drop += ["compactions", "branches", "agent", "cwd", "size", "entries"]
+    shown = [name for name, _ in SESSION_COLUMNS]
+    fixed = dict(SESSION_COLUMNS)
+
+    def needed(names: list[str]) -> int:
+        flexible = {"session": MIN_SESSION, "cwd": MIN_CWD}
+        return sum(flexible.get(n, fixed[n]) + PADDING for n in names) + SCROLLBAR
+
+    for name in drop:
+        if needed(shown) <= width:
+            break
+        if name in shown:
+            shown.remove(name)
+    rest = width - SCROLLBAR - sum(fixed[n] + PADDING for n in shown if n not in ("session", "cwd"))
+    rest -= PADDING * (2 if "cwd" in shown else 1)
+    widths = dict(fixed)
+    if "cwd" in shown:
+        widths["cwd"] = max(MIN_CWD, min(fixed["cwd"], rest // 3))
+        rest -= widths["cwd"]
+    widths["session"] = max(MIN_SESSION, min(fixed["session"], rest))
+    return [(name, widths[name]) for name in shown]
