@@ -22,10 +22,11 @@ from typing import Any
 import orjson
 
 from .. import __version__
-from ..session.context import build_context, model_label
+from ..session.context import SessionContext, build_context, model_label
 from ..session.entries import Node
-from ..session.text import as_str, cut_huge, format_tool_call, js_string
+from ..session.text import as_str, count, cut_huge, format_tool_call, js_string
 from ..session.tree import SessionTree
+from ..session.usage import Usage
 from ..store.blobs import blob_text, is_blob_ref
 from ..store.session_file import EntryReader, SessionFileError
 
@@ -367,14 +368,24 @@ class _Builder:
 
 
 def _usage_line(path: list[Node]) -> str:
-    totals = [0.0] * 6
+    total = Usage()  # tokens as Pi 1.x sums them: the four parts, never a stored totalTokens
     for node in path:
         if node.usage is not None:
-            for i, value in enumerate(node.usage):
-                totals[i] += value
+            total.add(node.usage)
     names = ("input", "output", "cache read", "cache write", "total")
-    shown = " · ".join(f"{name} {int(v):,}" for name, v in zip(names, totals, strict=False))
-    return f"{shown} tokens · cost ${totals[5]:.4f}"
+    shown = " · ".join(f"{name} {int(v):,}" for name, v in zip(names, total.values, strict=False))
+    return f"{shown} tokens · cost ${total.values[5]:.4f}"
+
+
+def _context_line(ctx: SessionContext) -> str:
+    """The size the status bar and `pitree context` give: Pi's estimateProjectedContextTokens."""
+    size = ctx.size
+    how = (
+        f"reply {size.usage_node.id}'s usage plus estimates of any messages after it"
+        if size.usage_node is not None
+        else "estimated from the messages: no usable reply usage"
+    )
+    return f"{count(len(ctx.messages), 'message')}; Pi's context size {size.tokens:,} tokens ({how})"
 
 
 def build_document(tree: SessionTree, reader: EntryReader, leaf: Node | None, thinking: bool = False) -> Document:
@@ -409,7 +420,7 @@ def build_document(tree: SessionTree, reader: EntryReader, leaf: Node | None, th
         ("model at the leaf", model_label(ctx.model) if ctx.model else "(none)"),
         ("thinking level at the leaf", js_string(ctx.thinking_level)),
         ("usage on this path", _usage_line(path)),
-        ("context at the leaf", f"{len(ctx.messages)} messages, about {ctx.tokens:,} tokens (Pi's estimate)"),
+        ("context at the leaf", _context_line(ctx)),
         ("thinking", "shown" if thinking else "omitted"),
         ("exported by", f"pitree {__version__}"),
     ]

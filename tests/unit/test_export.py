@@ -671,3 +671,18 @@ def test_file_changed_under_the_reader(branched: Path, tmp_path: Path) -> None:
     with pytest.raises(ExportError, match="changed"):
         export_path(tree, reader, None, "jsonl", tmp_path / "x.jsonl")
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_header_sums_usage_as_four_parts_and_gives_pis_context_size(tmp_path: Path) -> None:
+    """Pi 1.x adds input + output + cacheRead + cacheWrite (a stored totalTokens is ignored); the context size is
+    the status bar's (Pi's estimateProjectedContextTokens), not the sum of per-message estimates."""
+    a2 = assistant("a2", "u2", "two " * 400, t=4)
+    a2["message"]["usage"] = {"input": 1000, "output": 20, "cacheRead": 3000, "cacheWrite": 4, "totalTokens": 99}
+    path = write(tmp_path, [user("u1", None, t=1), assistant("a1", "u1", "one", t=2), user("u2", "a1", t=3), a2])
+    tree, _ = load_session(path)
+    size = build_context(tree, tree.leaf).size
+    # Pi's calculateContextTokens does prefer a stored totalTokens: the context size is 99, the usage sum is not.
+    assert size.tokens == 99 and size.usage_node is not None and size.usage_node.id == "a2"
+    text = "".join(tags_of(render(path, "html")).text)
+    assert "input 1,001 · output 22 · cache read 3,003 · cache write 8 · total 4,034 tokens" in text
+    assert "4 messages; Pi's context size 99 tokens (reply a2's usage" in text
