@@ -20,11 +20,13 @@ from typing import Any
 
 from .. import __version__
 from ..session.context import SessionContext, build_context, model_label
+from ..session.edits import path_edits
 from ..session.entries import Node
 from ..session.text import as_str, count, cut_huge, format_tool_call, js_string
 from ..session.tree import SessionTree
 from ..session.usage import Usage
 from ..store.session_file import EntryReader, SessionFileError
+from . import pi1
 from .doc import Document, Part, Section, content_parts, image_placeholder, json_pretty, markdown_parts
 from .doc import describe as _describe
 
@@ -69,6 +71,9 @@ class _Builder:
         # Tool results on the path, by the call they answer: folded under that call, not shown again.
         self.results: dict[str, tuple[Node, dict[str, Any]]] = {}
         self.paired: set[int] = set()
+        by_node = {id(n): e for n, e in zip(path, entries, strict=True)}
+        self.edits = path_edits(path, lambda nodes: [by_node[id(n)] for n in nodes])  # as at the exported leaf
+        self.edit_entries = {n.id: e for n, e in zip(path, entries, strict=True) if n.type == "context_edit"}
         calls_seen: set[str] = set()
         for node, entry in zip(path, entries, strict=True):
             msg = entry.get("message")
@@ -90,6 +95,7 @@ class _Builder:
             if id(node) in self.paired:
                 continue
             section = self.section(node, entry)
+            section.parts[:0] = pi1.edited_note(node, self.edits, self.edit_entries)
             section.entry_id, section.time = node.id, format_time(node)
             section.label = self.tree.labels.get(node.id)
             out.append(section)
@@ -114,6 +120,7 @@ class _Builder:
                 *markdown_parts(entry.get("summary")),
             ]
             parts.extend(self.file_lists(details))
+            parts.extend(pi1.compaction_parts(entry))
             return Section("compaction", "compaction summary", parts=parts)
         if etype == "branch_summary":
             parts = [Part("note", f"summary of an abandoned branch (from {js_string(entry.get('fromId'))})")]
@@ -142,6 +149,10 @@ class _Builder:
         if etype == "session_info":
             name = entry.get("name")
             return Section("setting", f"session name: {js_string(name) if name else '(cleared)'}", compact=True)
+        if etype == "context_edit":
+            return pi1.context_edit_section(entry, self.edits)
+        if etype == "usage":
+            return pi1.usage_section(entry)
         if etype == "custom":
             parts = [Part("fold", "data", parts=[Part("code", json_pretty(entry.get("data")), "json")])]
             title = f"extension state: {js_string(entry.get('customType'))}"
@@ -180,6 +191,8 @@ class _Builder:
             if msg.get("display") is False:
                 parts.insert(0, Part("note", "not displayed in Pi (display: false)"))
             return Section("custom", f"custom: {js_string(msg.get('customType'))}", parts=parts)
+        if role == "system":
+            return pi1.system_section(msg)
         if role in ("branchSummary", "compactionSummary"):
             return Section("branchSummary", js_string(role), parts=content_parts(as_str(msg.get("summary"))))
         parts = content_parts(msg.get("content")) if "content" in msg else []

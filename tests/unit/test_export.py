@@ -201,6 +201,69 @@ KINDS: list[tuple[str, dict[str, Any], list[str]]] = [
     ("label cleared", entry("label", "k1", "r0", t=2, targetId="r0"), ["label cleared on r0"]),
     ("session name", entry("session_info", "k1", "r0", t=2, name="my session"), ["session name: my session"]),
     ("unknown type", entry("telemetry", "k1", "r0", t=2, cpu=99), ["unknown entry type: telemetry", '"cpu": 99']),
+    # Pi 1.x (SPEC-pi1 A2)
+    (
+        "system message",
+        message(
+            "k1",
+            "r0",
+            "system",
+            t=2,
+            content="You are terse.",
+            sections={"rules": "Be kind.", "old": None},
+            toolsAdded=[{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}],
+            toolsRemoved=["bash"],
+        ),
+        [
+            "system prompt",
+            "1 section set, 1 removed · 1 tool added · 1 removed",
+            "Pi's estimate",
+            "You are terse.",
+            "section rules",
+            "Be kind.",
+            "section old: removed",
+            "tool read: Read a file",
+            "tools removed: bash",
+        ],
+    ),
+    (
+        "usage entry",
+        entry(
+            "usage",
+            "k1",
+            "r0",
+            t=2,
+            kind="warmup",
+            provider="anthropic",
+            model="claude",
+            usage={"input": 5, "output": 1, "cacheRead": 7, "cacheWrite": 1, "totalTokens": 3, "cost": {"total": 1}},
+        ),
+        ["usage: warmup", "anthropic/claude", "input 5 · output 1 · cache read 7 · cache write 1 · total 14 tokens"],
+    ),
+    (
+        "context edit omit",
+        entry("context_edit", "k1", "r0", t=2, targetId="r0", replacement=None),
+        ["context edit: omits r0", "in effect on this path", "omitted from context by edit k1"],
+    ),
+    (
+        "context edit replace",
+        entry("context_edit", "k1", "r0", t=2, targetId="r0", replacement={"content": "Now retries."}),
+        ["context edit: replaces r0", "Now retries.", "content replaced by edit k1", "what the model sees instead"],
+    ),
+    (
+        "retain-none compaction",
+        entry(
+            "compaction",
+            "k1",
+            "r0",
+            t=2,
+            summary="all of it",
+            firstKeptEntryId="k1",
+            tokensBefore=9,
+            systemMessage={"role": "system", "content": "checkpoint prompt", "timestamp": 1},
+        ),
+        ["retain-none: nothing before this compaction is kept", "checkpoint (systemMessage)", "checkpoint prompt"],
+    ),
 ]
 
 
