@@ -201,6 +201,12 @@ def _problems(tree: SessionTree, node: Node, split: CompactionSplit) -> list[str
     return problems
 
 
+def after_parts(audit: dict[str, Any]) -> str:
+    """What a compaction audit's tokens after add up: the checkpoint (Pi 1.x systemMessage) when there is one."""
+    parts = (["checkpoint"] if audit.get("checkpoint") is not None else []) + ["summary"]
+    return " + ".join(parts) + ("; nothing kept (retain-none)" if audit.get("retainNone") else " + kept")
+
+
 def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None, exact: bool = True) -> dict[str, Any]:
     """What one compaction summarized, what it kept, what it dropped and replayed (Pi 1.x system messages and
     its checkpoint), what it cost, and the tokens before and after it. Without a `reader` the entry is not read

@@ -14,8 +14,9 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from .report_context import after_parts
 from .session.layout import Layout
-from .session.text import make_safe
+from .session.text import count, make_safe
 from .session.tree import SessionTree
 
 
@@ -139,15 +140,20 @@ def print_compactions(console: Console, report: dict[str, Any]) -> None:
             head.append("  on the active path", style="blue")
         console.print(head)
         console.print(one_line(f"  tokens before: {c['tokensBefore']}"))
+        summarized, kept = c["summarized"], c["kept"]
+        if c.get("retainNone"):
+            kept_s = "kept: nothing (retain-none: nothing kept, on purpose)"
+        else:
+            where = "on" if c["firstKeptOnPath"] else "NOT on"
+            kept_s = (
+                f"kept: {count(kept['entries'], 'message')}, ~{kept['tokens']} tokens"
+                f" from {c['firstKeptEntryId']} ({where} the path)"
+            )
         console.print(
             one_line(
-                f"  summarized: {c['summarized']['entries']} messages, ~{c['summarized']['tokens']} tokens;"
-                f" kept: {c['kept']['entries']} messages, ~{c['kept']['tokens']} tokens"
-                f" from {c['firstKeptEntryId']} ({'on' if c['firstKeptOnPath'] else 'NOT on'} the path)"
+                f"  summarized: {count(summarized['entries'], 'message')}, ~{summarized['tokens']} tokens; {kept_s}"
             )
         )
-        if c.get("retainNone"):
-            console.print(one_line("  retain-none: nothing kept, on purpose"))
         dropped, checkpoint = c.get("droppedSystem"), c.get("checkpoint")
         if dropped and dropped["entries"]:
             console.print(one_line(f"  system messages dropped: {dropped['entries']}, ~{dropped['tokens']} tokens"))
@@ -165,6 +171,7 @@ def print_compactions(console: Console, report: dict[str, Any]) -> None:
             one_line(
                 f"  summary: ~{c['summaryTokens']['estimate']} tokens; after: ~{after['estimate']} tokens"
                 + (f" ({after['tiktoken']} cl100k)" if after.get("tiktoken") is not None else "")
+                + f" ({after_parts(c)})"
             )
         )
         for p in c["problems"]:
