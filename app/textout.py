@@ -124,7 +124,7 @@ def print_context(console: Console, report: dict[str, Any]) -> None:
         how = (
             f"usage of {size['usageEntryId']} {size['usageTokens']} + {size['trailingTokens']} after it"
             if size["usageEntryId"] is not None
-            else "estimate: no usable usage after the last context edit or compaction"
+            else f"estimate: {size.get('estimateReason') or 'no valid usage'}"
         )
         console.print(one_line(f"context size (Pi 1.6): {size['tokens']} tokens ({how})"))
 

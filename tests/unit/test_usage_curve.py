@@ -167,6 +167,8 @@ def test_plot_marks_compactions_and_the_window() -> None:
     assert "┄" in text and "window 50" in lines[-1]
     off = context_plot(values, [], window=10_000, width=20, height=4).plain
     assert "off scale" in off and "┄" not in off
+    assert "▲" not in off.split("\n")[-1] and "compaction" not in off  # no legend for what is not there
+    assert "; ▲ 1 compaction;" in text
     assert context_plot([], [], None, 40).plain == "(no entries on the path)"
     big = context_plot(list(range(200_000)), [100_000], None, 80, height=6).plain
     assert big.split("\n")[-2].count("▲") == 1 and "200,000 entries" in big
