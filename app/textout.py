@@ -71,7 +71,7 @@ def print_tree(console: Console, tree: SessionTree, layout: Layout) -> None:
 
 def _print_skips(console: Console, tree: SessionTree) -> None:
     if tree.skipped:
-        console.print(Text(f"{len(tree.skipped)} line(s) skipped:", style="yellow"))
+        console.print(Text(f"{count(len(tree.skipped), 'line')} skipped:", style="yellow"))
         for s in tree.skipped[:20]:
             console.print(one_line(f"  line {s.line}: {s.reason}", "yellow"))
         if len(tree.skipped) > 20:
@@ -195,12 +195,32 @@ def _n(count: Any, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else many or one + 's'}"
 
 
+def _version(session: dict[str, Any]) -> str:
+    version = session.get("version")
+    if session.get("migratedInMemory"):
+        return f"{version} (migrated to version 3 in memory, as Pi does on open; the file is unchanged)"
+    return str(version)
+
+
+_ERROR_KINDS = {
+    "assistant": ("error reply", "error replies"),
+    "toolResult": ("failed tool result", "failed tool results"),
+    "bashExecution": ("failed bash command", "failed bash commands"),
+}
+
+
+def _errors(report: dict[str, Any]) -> str:
+    kinds = report.get("errorKinds") or {}
+    shown = [_n(n, *_ERROR_KINDS.get(k, (k, k))) for k, n in kinds.items()]
+    return f"{report['errors']}" + (f" ({', '.join(shown)})" if shown else "")
+
+
 def print_info(console: Console, report: dict[str, Any]) -> None:
     s = report["session"]
     rows: list[tuple[str, Any]] = [
         ("name", s["name"] or "(none)"),
         ("id", s["id"]),
-        ("version", s["version"]),
+        ("version", _version(s)),
         ("cwd", s["cwd"]),
         ("parent session", s["parentSession"] or "(none)"),
         ("size", f"{report['bytes']} bytes" if report["bytes"] is not None else "?"),
@@ -210,7 +230,7 @@ def print_info(console: Console, report: dict[str, Any]) -> None:
         ("branches", f"{_n(report['branches'], 'leaf', 'leaves')}; active leaf {report['leaf']}"),
         ("compactions", report["compactions"]),
         ("labels", report["labels"]),
-        ("errors", report["errors"]),
+        ("errors", _errors(report)),
         ("time", f"{_when(report['firstTimestamp'])} → {_when(report['lastTimestamp'])}"),
     ]
     u = report["usage"]
