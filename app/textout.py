@@ -62,7 +62,9 @@ def print_tree(console: Console, tree: SessionTree, layout: Layout) -> None:
     header = tree.header or {}
     title = Text("session ", style="bold")
     title.append_text(one_line(tree.name or header.get("id") or "(no header)", "bold"))
-    title.append(f"  {tree.entry_count} entries, {len(layout.rows)} shown ({layout.mode})", style="dim")
+    title.append(
+        f"  {count(tree.entry_count, 'entry', 'entries')}, {len(layout.rows):,} shown ({layout.mode})", style="dim"
+    )
     console.print(title)
     for line in tree_lines(tree, layout):
         console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
@@ -85,7 +87,7 @@ def _print_skips(console: Console, tree: SessionTree) -> None:
 def print_context(console: Console, report: dict[str, Any]) -> None:
     model = report["model"]
     head = one_line(f"context at {report['leaf']}: ", "bold")
-    head.append_text(one_line(f"{len(report['messages'])} messages, model "))
+    head.append_text(one_line(f"{count(len(report['messages']), 'message')}, model "))
     head.append_text(one_line(f"{model.get('provider')}/{model.get('modelId')}" if model else "unknown"))
     head.append_text(one_line(f", thinking {report['thinkingLevel']}"))
     console.print(head)

@@ -233,7 +233,7 @@ class ContextScreen(Screen[str | None]):
         if key == "head":
             self._running_total += ctx.head.tokens
             names = ", ".join(str(name) for name in ctx.head.sections) or "no sections"
-            about = f"collapsed system prompt: {names}; {len(ctx.head.tools)} tools"
+            about = f"collapsed system prompt: {names}; {count_of(len(ctx.head.tools), 'tool')}"
             return (
                 Text("·", "dim"),
                 Text("system head", "bold cyan"),
