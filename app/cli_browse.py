@@ -38,7 +38,7 @@ import orjson
 
 from .cli import CliError
 from .session.summary_info import SessionInfo, thread_sessions
-from .session.text import human_size, json_safe, make_safe
+from .session.text import count, human_size, json_safe, make_safe
 from .store.catalog import (
     cwd_folder_name,
     find_session_files,
@@ -247,7 +247,9 @@ def cmd_ls(args: argparse.Namespace) -> int:
             out.append(("  " + "  ".join(pad(row[i], i) for i in range(3, 8))).rstrip())
         console.print(out, soft_wrap=True)
     if errors:
-        print(f"pitree: {len(errors)} file(s) could not be read (`pitree ls --json` lists them)", file=sys.stderr)
+        print(
+            f"pitree: {count(len(errors), 'file')} could not be read (`pitree ls --json` lists them)", file=sys.stderr
+        )
     return 0
 
 

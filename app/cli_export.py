@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .export import FORMATS, ExportError, export_bytes, export_path
+from .session.text import count as count_of
 from .session.text import make_safe
 from .store.export_file import ExportFileError, check_target
 from .store.session_file import EntryReader, SessionFileError, load_session_fast
@@ -48,7 +49,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise _fail(str(exc)) from None
     count = len(tree.branch(leaf))
     where = leaf.id if leaf is not None else "(empty)"
-    print(make_safe(f"exported {count} entries (root → {where}) as {args.format} to {out}", keep_newlines=False))
+    shown = f"exported {count_of(count, 'entry', 'entries')} (root → {where}) as {args.format} to {out}"
+    print(make_safe(shown, keep_newlines=False))
     return 0
 
 

@@ -217,12 +217,25 @@ def cmd_branch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_clearing_nothing(path: Path, id_: str) -> None:
+    """A clear on an unlabelled entry would still append a line and move Pi's leaf; the TUI skips it, so do we."""
+    try:
+        tree, _ = load_session(path)
+        target = tree.resolve(id_)
+    except (SessionFileError, ValueError) as exc:
+        raise WriteError(str(exc)) from None
+    if target.id not in tree.labels:
+        raise WriteError(f"entry {target.id} has no label to clear; nothing was written")
+
+
 def cmd_label(args: argparse.Namespace) -> int:
     path = Path(args.file).expanduser()
     if args.text is None and not args.clear:
         raise WriteError("give a label TEXT, or --clear to remove the label")
     if args.text is not None and args.clear:
         raise WriteError("give either a label TEXT or --clear, not both")
+    if args.clear:
+        _refuse_clearing_nothing(path, args.id)  # before any migration: nothing may be written
     tree, size = _prepare_file(path, args)
     try:
         target = tree.resolve(args.id)

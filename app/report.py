@@ -43,11 +43,17 @@ __all__ = [  # the context and compaction reports live in report_context
 _HEADER_KNOWN = {"type", "id", "version", "cwd", "timestamp", "parentSession"}
 
 
+def _file_version(tree: SessionTree) -> int | float | None:
+    if tree.header is None:
+        return None
+    return int(tree.version) if tree.version == int(tree.version) else tree.version
+
+
 def session_header(tree: SessionTree) -> dict[str, Any]:
     h = tree.header or {}
     out = {
         "id": h.get("id"),
-        "version": h.get("version"),
+        "version": _file_version(tree),  # the file's own (a v1 header has none): Pi migrates it in memory
         "cwd": h.get("cwd"),
         "name": tree.name,
         "parentSession": h.get("parentSession"),
@@ -129,6 +135,7 @@ def info_report(tree: SessionTree, size: int | None = None) -> dict[str, Any]:
     types: Counter[str] = Counter()
     roles: Counter[str] = Counter()
     errors = 0
+    error_kinds: Counter[str] = Counter()  # assistant (error replies), toolResult (isError), bashExecution
     first_ts = last_ts = math.nan
     for node in tree.nodes:
         types[node.type] += 1
@@ -136,6 +143,7 @@ def info_report(tree: SessionTree, size: int | None = None) -> dict[str, Any]:
             roles[node.role or "unknown"] += 1
         if node.flags & IS_ERROR:
             errors += 1
+            error_kinds[node.role or node.type] += 1
         ts = node.ts
         if ts == ts:
             first_ts = ts if first_ts != first_ts else min(first_ts, ts)
@@ -144,7 +152,7 @@ def info_report(tree: SessionTree, size: int | None = None) -> dict[str, Any]:
     leaf = tree.leaf
     usage = usage_report(tree)
     return {
-        "session": session_header(tree),
+        "session": {**session_header(tree), "migratedInMemory": tree.header is not None and tree.version < 3},
         "header": tree.header,
         "bytes": size,
         "entries": tree.entry_count,
@@ -154,6 +162,7 @@ def info_report(tree: SessionTree, size: int | None = None) -> dict[str, Any]:
         "types": dict(sorted(types.items())),
         "roles": dict(sorted(roles.items())),
         "errors": errors,
+        "errorKinds": dict(sorted(error_kinds.items())),
         "branches": len(leaves),
         "leaves": [n.id for n in leaves],
         "leaf": leaf.id if leaf else None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .session.context import ContextMessage, SessionContext, build_context
+from .session.context import ContextMessage, SessionContext, build_context, estimate_reason
 from .session.entries import Node
 from .session.system_prompt import current_system_message, system_message_text
 from .session.text import json_compact
@@ -122,7 +122,7 @@ def context_report(tree: SessionTree, reader: EntryReader | None, leaf: Node | N
         "droppedSystem": [n.id for n in ctx.dropped_system],
         "compaction": ctx.compaction.id if ctx.compaction is not None else None,
         "retainNone": ctx.retain_none,
-        "size": ctx.size.as_dict(),
+        "size": {**ctx.size.as_dict(), "estimateReason": estimate_reason(ctx) if ctx.size.usage_node is None else None},
         "tokens": {"estimate": ctx.tokens, "tiktoken": tiktoken},
     }
 
@@ -199,6 +199,12 @@ def _problems(tree: SessionTree, node: Node, split: CompactionSplit) -> list[str
             f"({before.size.tokens})"
         )
     return problems
+
+
+def after_parts(audit: dict[str, Any]) -> str:
+    """What a compaction audit's tokens after add up: the checkpoint (Pi 1.x systemMessage) when there is one."""
+    parts = (["checkpoint"] if audit.get("checkpoint") is not None else []) + ["summary"]
+    return " + ".join(parts) + ("; nothing kept (retain-none)" if audit.get("retainNone") else " + kept")
 
 
 def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None, exact: bool = True) -> dict[str, Any]:

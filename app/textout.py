@@ -15,8 +15,9 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
+from .report_context import after_parts
 from .session.layout import Layout
-from .session.text import make_safe
+from .session.text import count, make_safe
 from .session.tree import SessionTree
 
 
@@ -63,7 +64,9 @@ def print_tree(console: Console, tree: SessionTree, layout: Layout) -> None:
     header = tree.header or {}
     title = Text("session ", style="bold")
     title.append_text(one_line(tree.name or header.get("id") or "(no header)", "bold"))
-    title.append(f"  {tree.entry_count} entries, {len(layout.rows)} shown ({layout.mode})", style="dim")
+    title.append(
+        f"  {count(tree.entry_count, 'entry', 'entries')}, {len(layout.rows):,} shown ({layout.mode})", style="dim"
+    )
     console.print(title)
     for line in tree_lines(tree, layout):
         console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
@@ -72,7 +75,7 @@ def print_tree(console: Console, tree: SessionTree, layout: Layout) -> None:
 
 def _print_skips(console: Console, tree: SessionTree) -> None:
     if tree.skipped:
-        console.print(Text(f"{len(tree.skipped)} line(s) skipped:", style="yellow"))
+        console.print(Text(f"{count(len(tree.skipped), 'line')} skipped:", style="yellow"))
         for s in tree.skipped[:20]:
             console.print(one_line(f"  line {s.line}: {s.reason}", "yellow"))
         if len(tree.skipped) > 20:
@@ -86,7 +89,7 @@ def _print_skips(console: Console, tree: SessionTree) -> None:
 def print_context(console: Console, report: dict[str, Any]) -> None:
     model = report["model"]
     head = one_line(f"context at {report['leaf']}: ", "bold")
-    head.append_text(one_line(f"{len(report['messages'])} messages, model "))
+    head.append_text(one_line(f"{count(len(report['messages']), 'message')}, model "))
     head.append_text(one_line(f"{model.get('provider')}/{model.get('modelId')}" if model else "unknown"))
     head.append_text(one_line(f", thinking {report['thinkingLevel']}"))
     console.print(head)
@@ -125,7 +128,7 @@ def print_context(console: Console, report: dict[str, Any]) -> None:
         how = (
             f"usage of {size['usageEntryId']} {size['usageTokens']} + {size['trailingTokens']} after it"
             if size["usageEntryId"] is not None
-            else "estimate: no usable usage after the last context edit or compaction"
+            else f"estimate: {size.get('estimateReason') or 'no valid usage'}"
         )
         console.print(one_line(f"context size (Pi 1.6): {size['tokens']} tokens ({how})"))
 
@@ -141,15 +144,20 @@ def print_compactions(console: Console, report: dict[str, Any]) -> None:
             head.append("  on the active path", style="blue")
         console.print(head)
         console.print(one_line(f"  tokens before: {c['tokensBefore']}"))
+        summarized, kept = c["summarized"], c["kept"]
+        if c.get("retainNone"):
+            kept_s = "kept: nothing (retain-none: nothing kept, on purpose)"
+        else:
+            where = "on" if c["firstKeptOnPath"] else "NOT on"
+            kept_s = (
+                f"kept: {count(kept['entries'], 'message')}, ~{kept['tokens']} tokens"
+                f" from {c['firstKeptEntryId']} ({where} the path)"
+            )
         console.print(
             one_line(
-                f"  summarized: {c['summarized']['entries']} messages, ~{c['summarized']['tokens']} tokens;"
-                f" kept: {c['kept']['entries']} messages, ~{c['kept']['tokens']} tokens"
-                f" from {c['firstKeptEntryId']} ({'on' if c['firstKeptOnPath'] else 'NOT on'} the path)"
+                f"  summarized: {count(summarized['entries'], 'message')}, ~{summarized['tokens']} tokens; {kept_s}"
             )
         )
-        if c.get("retainNone"):
-            console.print(one_line("  retain-none: nothing kept, on purpose"))
         dropped, checkpoint = c.get("droppedSystem"), c.get("checkpoint")
         if dropped and dropped["entries"]:
             console.print(one_line(f"  system messages dropped: {dropped['entries']}, ~{dropped['tokens']} tokens"))
@@ -167,6 +175,7 @@ def print_compactions(console: Console, report: dict[str, Any]) -> None:
             one_line(
                 f"  summary: ~{c['summaryTokens']['estimate']} tokens; after: ~{after['estimate']} tokens"
                 + (f" ({after['tiktoken']} cl100k)" if after.get("tiktoken") is not None else "")
+                + f" ({after_parts(c)})"
             )
         )
         for p in c["problems"]:
@@ -190,12 +199,32 @@ def _n(count: Any, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else many or one + 's'}"
 
 
+def _version(session: dict[str, Any]) -> str:
+    version = session.get("version")
+    if session.get("migratedInMemory"):
+        return f"{version} (migrated to version 3 in memory, as Pi does on open; the file is unchanged)"
+    return str(version)
+
+
+_ERROR_KINDS = {
+    "assistant": ("error reply", "error replies"),
+    "toolResult": ("failed tool result", "failed tool results"),
+    "bashExecution": ("failed bash command", "failed bash commands"),
+}
+
+
+def _errors(report: dict[str, Any]) -> str:
+    kinds = report.get("errorKinds") or {}
+    shown = [_n(n, *_ERROR_KINDS.get(k, (k, k))) for k, n in kinds.items()]
+    return f"{report['errors']}" + (f" ({', '.join(shown)})" if shown else "")
+
+
 def print_info(console: Console, report: dict[str, Any]) -> None:
     s = report["session"]
     rows: list[tuple[str, Any]] = [
         ("name", s["name"] or "(none)"),
         ("id", s["id"]),
-        ("version", s["version"]),
+        ("version", _version(s)),
         ("cwd", s["cwd"]),
         ("parent session", s["parentSession"] or "(none)"),
         ("size", f"{report['bytes']} bytes" if report["bytes"] is not None else "?"),
@@ -205,7 +234,7 @@ def print_info(console: Console, report: dict[str, Any]) -> None:
         ("branches", f"{_n(report['branches'], 'leaf', 'leaves')}; active leaf {report['leaf']}"),
         ("compactions", report["compactions"]),
         ("labels", report["labels"]),
-        ("errors", report["errors"]),
+        ("errors", _errors(report)),
         ("time", f"{_when(report['firstTimestamp'])} → {_when(report['lastTimestamp'])}"),
     ]
     u = report["usage"]

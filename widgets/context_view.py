@@ -14,10 +14,11 @@ where it was.
 from __future__ import annotations
 
 from pitree.report import head_tiktoken, tiktoken_counts
-from pitree.session.context import SessionContext, build_context, model_label
+from pitree.session.context import SessionContext, build_context, estimate_reason, model_label
 from pitree.session.context_curve import context_curve
 from pitree.session.entries import Node
-from pitree.session.text import make_safe
+from pitree.session.text import count as count_of
+from pitree.session.text import extract_content, make_safe, normalize
 from pitree.session.tree import SessionTree
 from pitree.store.model_info import context_window
 from pitree.store.session_file import EntryReader, SessionFileError
@@ -107,6 +108,7 @@ class ContextScreen(Screen[str | None]):
         self.head_count: int | None = None
         self.counted = 0
         self.rows = self._rows()  # (row key, entry id to go to) in display order
+        self.replaced = self._replacement_texts()  # edit id -> the replacement's text, as the model reads it
 
     def compose(self) -> ComposeResult:
         ctx = self.ctx
@@ -119,6 +121,19 @@ class ContextScreen(Screen[str | None]):
         yield MessageTable(cursor_type="row", zebra_stripes=True, id="ctx-table")
         yield Footer()
 
+    def _replacement_texts(self) -> dict[str, str]:
+        edits = list({id(m.edit): m.edit for m in self.ctx.messages if m.edit is not None}.values())
+        try:
+            entries = self.reader.entries(edits) if edits else []
+        except SessionFileError:
+            return {}  # the rows fall back to the original text, marked
+        out = {}
+        for node, entry in zip(edits, entries, strict=True):
+            replacement = entry.get("replacement")
+            content = replacement.get("content") if isinstance(replacement, dict) else None
+            out[node.id] = normalize(extract_content(content))
+        return out
+
     def _head(self) -> Text:
         ctx = self.ctx
         head = Text(no_wrap=False)
@@ -127,14 +142,14 @@ class ContextScreen(Screen[str | None]):
         head.append(f"  ·  model {make_safe(model_label(ctx.model), keep_newlines=False)}")
         head.append(f"  ·  thinking {make_safe(str(ctx.thinking_level), keep_newlines=False)}")
         head.append(f"  ·  window {self.window:,}" if self.window else "  ·  window unknown (not in Pi's registry)")
-        head.append(f"\n{len(ctx.messages)} messages · ~{ctx.tokens:,} tokens (Pi's chars/4)")
+        head.append(f"\n{count_of(len(ctx.messages), 'message')} · ~{ctx.tokens:,} tokens (Pi's chars/4)")
         size = ctx.size
         head.append(f" · context size {size.tokens:,} (Pi: ")
         if size.usage_node is not None:
             usage_id = make_safe(size.usage_node.id, keep_newlines=False)
             head.append(f"usage of {usage_id} {size.usage_tokens:,} + {size.trailing_tokens:,} after)")
         else:
-            head.append("estimate: no usage after the last edit or compaction)")
+            head.append(f"estimate: {make_safe(estimate_reason(ctx), keep_newlines=False)})")
         if self.counted >= len(ctx.messages):
             sent = zip(self.tiktoken, ctx.messages, strict=True)
             total = sum(c or 0 for c, m in sent if not m.excluded and m.role != "system") + (self.head_count or 0)
@@ -154,10 +169,13 @@ class ContextScreen(Screen[str | None]):
                 kept = make_safe(ctx.kept_from.id, keep_newlines=False) if ctx.kept_from else ""
                 head.append(f", then the kept entries from {kept}" if kept else ", nothing kept")
             if ctx.dropped_system:
-                head.append(f"; {len(ctx.dropped_system)} system messages of the kept range dropped", "magenta")
+                dropped = count_of(len(ctx.dropped_system), "system message")
+                head.append(f"; {dropped} of the kept range dropped", "magenta")
         omitted = ctx.omitted
         if omitted:
-            head.append(f"\n{len(omitted)} entries omitted by context edits", "yellow")
+            n = len(omitted)
+            edits = "edit" if n == 1 else "edits"
+            head.append(f"\n{count_of(n, 'entry', 'entries')} omitted by context {edits}", "yellow")
         if ctx.dialect == "omp":  # an oh-my-pi session: its buildSessionContext, not Pi's
             head.append("\nrules: oh-my-pi's (the file is in its dialect)", "yellow")
             for note in ctx.notes[:6]:
@@ -215,7 +233,7 @@ class ContextScreen(Screen[str | None]):
         if key == "head":
             self._running_total += ctx.head.tokens
             names = ", ".join(str(name) for name in ctx.head.sections) or "no sections"
-            about = f"collapsed system prompt: {names}; {len(ctx.head.tools)} tools"
+            about = f"collapsed system prompt: {names}; {count_of(len(ctx.head.tools), 'tool')}"
             return (
                 Text("·", "dim"),
                 Text("system head", "bold cyan"),
@@ -250,6 +268,11 @@ class ContextScreen(Screen[str | None]):
         shown = self.stree.context_text(m.node) if not m.checkpoint else "[checkpoint of the compaction]"
         body = Text(make_safe(shown, keep_newlines=False)[:160], SUMMARY_ROLES.get(m.role, "dim" if folded else ""))
         if m.edit is not None:
+            new = self.replaced.get(m.edit.id)
+            if new is not None:
+                body = Text(make_safe(f"{m.role}: {new}", keep_newlines=False)[:160])
+            else:
+                body.append(" (original text: the edit could not be read)", "dim")
             body = Text.assemble((f"✎ replaced by {make_safe(m.edit.id, keep_newlines=False)}: ", "yellow"), body)
         return (
             Text(str(i + 1), "dim"),

@@ -1,8 +1,8 @@
 """`JumpDialog`: what pressing Enter on an entry will do, and the choice of summary before anything is written.
 
 Shows where the leaf moves (the target, or its parent for a user message, whose text can be copied),
-what is left behind (entries, Pi's token estimate, files read and modified), warnings (Pi running,
-written recently, old file version), then: no summary / summarize / summarize with instructions.
+what is left behind (entries; messages and tokens as Pi's branch-summary preparation counts them; files),
+warnings (Pi running, written recently, old file version), then: no summary / summarize / summarize with instructions.
 Every choice has a key and the first focus is on Cancel, so a stray Enter or Tab writes nothing and sends
 nothing. The summarizer list offers the offline summary and the model `choose` found (pitree's config, else
 the session's own model through Pi's agent folder); choosing Summarize with a model is the consent to send
@@ -23,6 +23,7 @@ from pitree.summary.run import (
     SummaryJob,
     extractive_summary,
     finish_model_summary,
+    left_behind,
     no_content,
     prepare_job,
     stream_model_summary,
@@ -180,10 +181,8 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
         if plan.needs_editor_text:
             t.append("its text goes back to Pi's editor: ", "bold")
             t.append(make_safe(self.text_for_editor or "…", keep_newlines=False)[:300] + "\n")
-        n = len(plan.to_summarize)
-        tokens = sum(node.est for node in plan.to_summarize)
         t.append("left behind: ", "bold")
-        t.append(f"{n} entries, ~{tokens:,} tokens (Pi's estimate)" if n else "nothing (no summary needed)")
+        t.append(left_behind(len(plan.to_summarize), self.job.prepared if self.job is not None else None))
         t.append("\n")
         read, modified = self.files
         if read or modified:

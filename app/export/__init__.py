@@ -15,61 +15,29 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from .. import __version__
-from ..session.context import build_context, model_label
+from ..session.context import SessionContext, build_context, model_label
+from ..session.edits import path_edits
 from ..session.entries import Node
-from ..session.text import as_str, cut_huge, format_tool_call, js_string
+from ..session.text import as_str, count, cut_huge, format_tool_call, js_string
 from ..session.tree import SessionTree
-from ..store.blobs import blob_text, is_blob_ref
+from ..session.usage import Usage
 from ..store.session_file import EntryReader, SessionFileError
+from . import pi1
+from .doc import Document, Part, Section, content_parts, image_part, image_placeholder, json_pretty, markdown_parts
+from .doc import describe as _describe
+
+__all__ = ["Document", "ExportError", "Part", "Section", "content_parts", "image_placeholder", "json_pretty"]
 
 FORMATS = ("md", "html", "jsonl")
 
 
 class ExportError(Exception):
     """An export was refused or failed; the message is one line for the user. Nothing was written."""
-
-
-@dataclass
-class Part:
-    """A piece of a section. `kind`: prose (running text, kept literal), markdown (a model's own Markdown:
-    assistant text, thinking and summaries), code (verbatim block), note (a short remark of pitree's about the
-    entry) or fold (collapsed: `text` is its one-line summary, `parts` its body), or image (`text` its placeholder,
-    `lang` its MIME type, `src` its data: only HTML embeds it)."""
-
-    kind: str
-    text: str = ""
-    lang: str = ""
-    parts: list[Part] = field(default_factory=list)
-    src: str = ""  # an image part's data: base64, or an oh-my-pi blob reference (resolved when embedded)
-
-
-@dataclass
-class Section:
-    """One entry of the path. `compact` entries (settings, labels, names) are shown as a single line."""
-
-    kind: str  # a CSS-class-safe word: user, assistant, toolResult, bash, compaction, setting, ...
-    title: str
-    entry_id: str = ""
-    time: str | None = None
-    model: str | None = None
-    label: str | None = None
-    parts: list[Part] = field(default_factory=list)
-    compact: bool = False
-
-
-@dataclass
-class Document:
-    title: str
-    meta: list[tuple[str, str]]
-    sections: list[Section]
 
 
 # ---- small readers of the entry JSON (any field may be missing or of the wrong type) ----------------------
@@ -83,93 +51,6 @@ def format_time(node: Node) -> str | None:
         return datetime.fromtimestamp(ts / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     except (OverflowError, OSError, ValueError):
         return None
-
-
-def image_placeholder(block: dict[str, Any]) -> str:
-    """`[image: image/png, 12.3 KB]`: the export never carries the base64 data itself."""
-    mime = block.get("mimeType")
-    data = block.get("data")
-    mime_s = js_string(mime) if mime is not None else "unknown type"
-    if isinstance(data, str) and is_blob_ref(data):
-        return f"[image: {mime_s}, {blob_text(data)}]"
-    if isinstance(data, str):
-        size = max(0, len(data) * 3 // 4 - data[-2:].count("="))
-        shown = (
-            f"{size} bytes"
-            if size < 1024
-            else f"{size / 1024:.1f} KB"
-            if size < 1 << 20
-            else f"{size / (1 << 20):.1f} MB"
-        )
-    else:
-        shown = "no data"
-    return f"[image: {mime_s}, {shown}]"
-
-
-def image_part(block: dict[str, Any]) -> Part:
-    """An image block: its placeholder, with the data for a format that embeds it."""
-    data, mime = block.get("data"), block.get("mimeType")
-    mime_s = mime if isinstance(mime, str) else ""
-    return Part("image", image_placeholder(block), mime_s, src=data if isinstance(data, str) else "")
-
-
-def markdown_parts(summary: Any) -> list[Part]:
-    """A compaction or branch summary: Markdown the model wrote (a wrong type is shown as such)."""
-    if isinstance(summary, str):
-        return [Part("markdown", summary)] if summary else []
-    return content_parts(summary)
-
-
-def content_parts(content: Any, as_code: bool = False) -> list[Part]:
-    """A message's `content` (string or block list) as parts; images become placeholders."""
-    kind = "code" if as_code else "prose"
-    if isinstance(content, str):
-        return [Part(kind, content)] if content else []
-    if content is None:
-        return []
-    if not isinstance(content, list):
-        return [Part("note", f"content is {_describe(content)}:"), Part("code", json_pretty(content), "json")]
-    parts: list[Part] = []
-    for block in content:
-        if not isinstance(block, dict):
-            parts.append(Part("code", json_pretty(block), "json"))
-            continue
-        btype = block.get("type")
-        if btype == "text":
-            text = as_str(block.get("text"))
-            if text:
-                parts.append(Part(kind, text))
-        elif btype == "image":
-            parts.append(image_part(block))
-        else:
-            parts.append(Part("note", f"[{js_string(btype)} block]"))
-            parts.append(Part("code", json_pretty(block), "json"))
-    if as_code:  # a tool's output reads best as one block
-        merged: list[Part] = []
-        for part in parts:
-            if part.kind == "code" and merged and merged[-1].kind == "code" and not part.lang and not merged[-1].lang:
-                merged[-1] = Part("code", merged[-1].text + "\n" + part.text)
-            else:
-                merged.append(part)
-        parts = merged
-    return parts
-
-
-def json_pretty(value: Any) -> str:
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except TypeError:
-        return as_str(value)
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, dict):
-        return "an object"
-    return f"a {type(value).__name__}"
 
 
 def _model_of(node: Node) -> str | None:
@@ -191,6 +72,9 @@ class _Builder:
         # Tool results on the path, by the call they answer: folded under that call, not shown again.
         self.results: dict[str, tuple[Node, dict[str, Any]]] = {}
         self.paired: set[int] = set()
+        by_node = {id(n): e for n, e in zip(path, entries, strict=True)}
+        self.edits = path_edits(path, lambda nodes: [by_node[id(n)] for n in nodes])  # as at the exported leaf
+        self.edit_entries = {n.id: e for n, e in zip(path, entries, strict=True) if n.type == "context_edit"}
         calls_seen: set[str] = set()
         for node, entry in zip(path, entries, strict=True):
             msg = entry.get("message")
@@ -212,6 +96,7 @@ class _Builder:
             if id(node) in self.paired:
                 continue
             section = self.section(node, entry)
+            section.parts[:0] = pi1.edited_note(node, self.edits, self.edit_entries)
             section.entry_id, section.time = node.id, format_time(node)
             section.label = self.tree.labels.get(node.id)
             out.append(section)
@@ -236,6 +121,7 @@ class _Builder:
                 *markdown_parts(entry.get("summary")),
             ]
             parts.extend(self.file_lists(details))
+            parts.extend(pi1.compaction_parts(entry))
             return Section("compaction", "compaction summary", parts=parts)
         if etype == "branch_summary":
             parts = [Part("note", f"summary of an abandoned branch (from {js_string(entry.get('fromId'))})")]
@@ -264,6 +150,10 @@ class _Builder:
         if etype == "session_info":
             name = entry.get("name")
             return Section("setting", f"session name: {js_string(name) if name else '(cleared)'}", compact=True)
+        if etype == "context_edit":
+            return pi1.context_edit_section(entry, self.edits)
+        if etype == "usage":
+            return pi1.usage_section(entry)
         if etype == "custom":
             parts = [Part("fold", "data", parts=[Part("code", json_pretty(entry.get("data")), "json")])]
             title = f"extension state: {js_string(entry.get('customType'))}"
@@ -302,6 +192,8 @@ class _Builder:
             if msg.get("display") is False:
                 parts.insert(0, Part("note", "not displayed in Pi (display: false)"))
             return Section("custom", f"custom: {js_string(msg.get('customType'))}", parts=parts)
+        if role == "system":
+            return pi1.system_section(msg)
         if role in ("branchSummary", "compactionSummary"):
             return Section("branchSummary", js_string(role), parts=content_parts(as_str(msg.get("summary"))))
         parts = content_parts(msg.get("content")) if "content" in msg else []
@@ -377,14 +269,24 @@ class _Builder:
 
 
 def _usage_line(path: list[Node]) -> str:
-    totals = [0.0] * 6
+    total = Usage()  # tokens as Pi 1.x sums them: the four parts, never a stored totalTokens
     for node in path:
         if node.usage is not None:
-            for i, value in enumerate(node.usage):
-                totals[i] += value
+            total.add(node.usage)
     names = ("input", "output", "cache read", "cache write", "total")
-    shown = " · ".join(f"{name} {int(v):,}" for name, v in zip(names, totals, strict=False))
-    return f"{shown} tokens · cost ${totals[5]:.4f}"
+    shown = " · ".join(f"{name} {int(v):,}" for name, v in zip(names, total.values, strict=False))
+    return f"{shown} tokens · cost ${total.values[5]:.4f}"
+
+
+def _context_line(ctx: SessionContext) -> str:
+    """The size the status bar and `pitree context` give: Pi's estimateProjectedContextTokens."""
+    size = ctx.size
+    how = (
+        f"reply {size.usage_node.id}'s usage plus estimates of any messages after it"
+        if size.usage_node is not None
+        else "estimated from the messages: no usable reply usage"
+    )
+    return f"{count(len(ctx.messages), 'message')}; Pi's context size {size.tokens:,} tokens ({how})"
 
 
 def build_document(tree: SessionTree, reader: EntryReader, leaf: Node | None, thinking: bool = False) -> Document:
@@ -419,7 +321,7 @@ def build_document(tree: SessionTree, reader: EntryReader, leaf: Node | None, th
         ("model at the leaf", model_label(ctx.model) if ctx.model else "(none)"),
         ("thinking level at the leaf", js_string(ctx.thinking_level)),
         ("usage on this path", _usage_line(path)),
-        ("context at the leaf", f"{len(ctx.messages)} messages, about {ctx.tokens:,} tokens (Pi's estimate)"),
+        ("context at the leaf", _context_line(ctx)),
         ("thinking", "shown" if thinking else "omitted"),
         ("exported by", f"pitree {__version__}"),
     ]

@@ -260,6 +260,24 @@ def _size(ctx: SessionContext, path: list[Node], targets: frozenset[str]) -> Con
     return ContextSize(tokens, 0, tokens, None, targets)
 
 
+def estimate_reason(ctx: SessionContext) -> str:
+    """Why Pi's context size is an estimate here (no reply's usage sizes it), in words."""
+    replies = [m.node for m in ctx.messages if m.role == "assistant"]
+    valid = [n for n in replies if usage_tokens(n)]
+    if valid:
+        return f"the last valid usage ({valid[-1].id}) comes before the last context edit or compaction"
+    if not replies:
+        return "no reply in the context"
+    why = [
+        (sum(1 for n in replies if n.usage is None), "without usage"),
+        (sum(1 for n in replies if n.usage is not None and n.flags & NO_CONTEXT_USAGE), "aborted or errored"),
+    ]
+    zero = len(replies) - why[0][0] - why[1][0]
+    why.append((zero, "with zero usage"))
+    shown = ", ".join(f"{n:,} {what}" for n, what in why if n)
+    return f"no valid usage: {len(replies):,} {'reply' if len(replies) == 1 else 'replies'} ({shown})"
+
+
 def grown_size(size: ContextSize, added: list[Node]) -> ContextSize | None:
     """The context size after `added` extended the leaf in a chain, from the size before; None when it must be
     computed again (`build_context`): a compaction or context edit, a system message that changes the head, or

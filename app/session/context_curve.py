@@ -33,7 +33,8 @@ class _State:
         self.shares: dict[str, tuple[Node, int]] = {}  # selected entry id -> (entry, its non-system tokens)
         self.edits: dict[str, Node] = {}
         self.nonsys = 0
-        self.systems: list[tuple[Node, ContextMessage]] = []  # selected system messages, in order
+        # Selected system messages, in order, even those an edit omits now: a later edit may bring one back.
+        self.systems: list[Node] = []
         self.head = SystemHead()
         self.usage = 0  # the last usable assistant usage after the last invalidating entry (0: none)
         self.trailing = 0
@@ -44,13 +45,13 @@ class _State:
     def take(self, node: Node, contributes: bool = True) -> None:
         """A newly selected entry (an older compaction in a kept range is selected but contributes nothing)."""
         messages = self._messages(node) if contributes else []
+        is_system = node.type == "message" and node.role == "system"
+        if contributes and (is_system or any(m.role == "system" for m in messages)):  # or a checkpoint
+            self.systems.append(node)
         share = 0
         for m in messages:
             if m.role == "system":
-                self.systems.append((node, m))
-                facts = m.facts
-                if facts is not None and not self._omitted(node):
-                    self.head.add(facts, m)
+                self._add_to_head(m)
             else:
                 share += m.tokens
         self.nonsys += share
@@ -62,9 +63,9 @@ class _State:
         elif self.usage:
             self.trailing += sum(m.tokens for m in messages)
 
-    def _omitted(self, node: Node) -> bool:
-        edit = self.edits.get(node.id)
-        return edit is not None and bool(edit.meta and edit.meta.get("omit"))
+    def _add_to_head(self, m: ContextMessage) -> None:
+        if m.facts is not None:
+            self.head.add(m.facts, m)
 
     def edit(self, edit: Node) -> None:
         """A context edit joined the selection: its target's share changes (last edit per target wins)."""
@@ -80,12 +81,12 @@ class _State:
         new = sum(m.tokens for m in self._messages(node) if m.role != "system")
         self.nonsys += new - old
         self.shares[target] = (node, new)
-        if any(n is node for n, _ in self.systems):
+        if any(n is node for n in self.systems):
             self.head = SystemHead()
-            for n, m in self.systems:
-                facts = m.facts
-                if facts is not None and not self._omitted(n):
-                    self.head.add(facts, m)
+            for n in self.systems:
+                for m in self._messages(n):
+                    if m.role == "system":
+                        self._add_to_head(m)
 
     @property
     def tokens(self) -> int:

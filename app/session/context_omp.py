@@ -20,7 +20,7 @@ from typing import Any
 
 from .dialect_omp import INTERRUPTED_THINKING, SKIPPED_CUSTOM, split_model
 from .entries import Node
-from .text import js_string
+from .text import count, js_string
 
 
 @dataclass
@@ -112,7 +112,7 @@ def _strip_unpaired_calls(out: OmpContext) -> None:
                 if not _omp(node).get("others"):
                     out.notes.append(f"{node.id}: only tool calls without results, left out")
                     continue
-                out.notes.append(f"{node.id}: {len(unpaired)} tool call(s) without a result removed")
+                out.notes.append(f"{node.id}: {count(len(unpaired), 'tool call')} without a result removed")
         kept.append((role, node))
     out.messages = kept
 

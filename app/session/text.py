@@ -296,3 +296,13 @@ def human_size(n: int) -> str:
             return f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} GB"
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """`one` for exactly 1, else `many` (default: one + "s"); callers write the number themselves."""
+    return one if n == 1 else (many if many is not None else one + "s")
+
+
+def count(n: int, one: str, many: str | None = None) -> str:
+    """"1 message", "2 messages", "1,234 entries"."""
+    return f"{n:,} {plural(n, one, many)}"

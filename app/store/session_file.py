@@ -15,8 +15,8 @@ from typing import Any
 from ..session.entries import Node
 from ..session.gcpause import BIG, gc_paused
 from ..session.load import SessionBuilder, migrate_entry
-from ..session.parse import line_blocks, parse_line
-from ..session.tree import SessionTree
+from ..session.parse import iter_lines, line_blocks, parse_line
+from ..session.tree import SessionTree, Skipped
 from . import blobs, parse_child, tree_cache
 from .tree_cache import CacheWriter
 
@@ -220,6 +220,24 @@ def _feed_last_line(path: Path, builder: SessionBuilder) -> None:
         raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
     if rest.strip():
         builder.feed(rest, final=True)
+
+
+def held_back_skips(path: Path, builder: SessionBuilder) -> list[Skipped]:
+    """The skip the one-shot commands list for a torn last line that does not parse, which a tailing reader
+    (the TUI) holds back until its newline arrives: `tree.skipped + held_back_skips(...)` is the CLI's list."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(builder.size)
+            rest = fh.read()
+    except OSError:
+        return []
+    if not rest.strip() or b"\n" in rest:
+        return []  # nothing held, or lines the tailer has not read yet (not a torn tail)
+    return [
+        Skipped(line, f"{note or 'unparseable'} (held back until its newline arrives)")
+        for line, _, _, obj, note in iter_lines(rest, builder.size, builder.next_line, final=True)
+        if obj is None
+    ]
 
 
 def _load_uncached(

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..session.text import plural
 from ..session.tree import SessionTree
 from ..store.session_file import EntryReader
 from .backends import extractive
@@ -43,6 +44,20 @@ def prepare_job(
 ) -> SummaryJob:
     entries = reader.entries(plan.to_summarize)
     return SummaryJob(entries, prepare_branch_entries(entries, token_budget(context_window, reserve)))
+
+
+def left_behind(entries: int, prepared: Prepared | None) -> str:
+    """What the jump leaves behind, sized as Pi's prepareBranchEntries counts it (tool results skipped, budget kept)."""
+    if not entries:
+        return "nothing (no summary needed)"
+    head = f"{entries} {plural(entries, 'entry', 'entries')}"
+    if prepared is None:
+        return f"{head}; counting…"
+    n = len(prepared.messages)
+    return (
+        f"{head}; a summary reads {n} {plural(n, 'message')}, ~{prepared.total_tokens:,} tokens "
+        "(Pi's branch-summary count: tool results skipped)"
+    )
 
 
 def no_content() -> tuple[str, list[str], list[str]]:

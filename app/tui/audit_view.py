@@ -1,7 +1,7 @@
 """The compaction audit as Rich renderables: the table on top of a compaction in the detail pane.
 
 `audit_parts(report.compaction_audit(...))` states what the compaction summarized and kept (entries and
-tokens), tokensBefore as Pi stored it against the tokens after (summary + kept, by Pi's chars/4 estimate
+tokens), tokensBefore as Pi stored it against the tokens after (checkpoint + summary + kept, by Pi's chars/4 estimate
 and by tiktoken cl100k), for Pi 1.x its checkpoint (the replayed prompt and tools), the system messages it
 dropped, retain-none and what the compaction itself cost, and every problem the audit found. Problem texts
 quote ids from the file, so they go through `make_safe` like all session text.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitree.report_context import after_parts
 from pitree.session.text import make_safe
 from rich.console import RenderableType
 from rich.table import Table
@@ -57,7 +58,7 @@ def audit_parts(audit: dict[str, Any]) -> list[RenderableType]:
     counted = summary.get("tiktoken") is not None  # not counted: tiktoken is loaded on request (see EntryView)
     table.add_row("summary", "", _n(summary["estimate"]), _n(summary.get("tiktoken")) if counted else "—")
     table.add_row(
-        Text("after = summary + kept", "bold"),
+        Text("after = " + after_parts(audit), "bold"),
         "",
         _n(after["estimate"]),
         _n(after.get("tiktoken")) if counted else "—",
@@ -90,11 +91,13 @@ def audit_parts(audit: dict[str, Any]) -> list[RenderableType]:
             warn.append(("\n" if i else "") + "⚠ " + make_safe(problem, keep_newlines=False), "bold red")
         parts.append(warn)
     else:
-        ok = Text("✓ no problems: first kept entry on the path, summary present, tokensBefore plausible", "green")
+        kept = "retain-none (nothing kept, on purpose)" if audit.get("retainNone") else "first kept entry on the path"
+        ok = Text(f"✓ no problems: {kept}, summary present, tokensBefore plausible", "green")
         # Why the numbers above need not add up, and what "plausible" was checked against.
         ok.append(
-            "\ntokensBefore is Pi's estimateContextTokens: the model's own count (usage) at the last reply plus"
-            " chars/4 for what came after it; the other rows are chars/4 alone, so they need not add up to it."
+            "\ntokensBefore is Pi's estimateProjectedContextTokens: the model's own count (usage) at the last reply"
+            " plus chars/4 for what came after it (chars/4 of it all when no usable reply follows the last edit or"
+            " compaction); the other rows are chars/4 alone, so they need not add up to it."
             " Checked: tokensBefore is at least half of the chars/4 estimate of the context it replaced.",
             "dim",
         )

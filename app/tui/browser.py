@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pitree.session.summary_info import SessionInfo, thread_sessions
-from pitree.session.text import human_size, make_safe
+from pitree.session.text import count, human_size, make_safe
 from pitree.store.catalog import find_session_paths, session_roots
 from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
 from pitree.store.watch import watch_sessions
@@ -259,7 +259,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         if busy:
             head.append(f"  ·  {busy}", "yellow")
         elif self.stats is not None and self.stats.errors:
-            head.append(f"  ·  {self.stats.errors} files could not be read", "yellow")
+            head.append(f"  ·  {count(self.stats.errors, 'file')} could not be read", "yellow")
         if not self.root.exists():
             head.append("\nno sessions folder yet: waiting for Pi to create it", "yellow")
         elif self.mode == "sessions" and not self.rows and self.sessions and not self.state.show_all:

@@ -70,7 +70,11 @@ def header(
     t.append(when(node.ts, now), "dim")
     notes = []
     if node is tree.leaf:
-        notes.append(("  ← leaf (where Pi continues)", "bold yellow"))
+        # Pi's appendLabelChange makes the label entry its leaf; the next message hangs under it, same context.
+        where = (
+            "Pi appends under it; a label adds nothing to the context" if node.type == "label" else "where Pi continues"
+        )
+        notes.append((f"  ← leaf ({where})", "bold yellow"))
     if tree.is_dropped(node):
         notes.append(("  duplicate id: a later line replaces it", "bold red"))
     if node.flags & SYNTHETIC_ID:
@@ -91,7 +95,7 @@ def header(
             t.append(make_safe(f"{as_str(provider)}/{as_str(model)}", keep_newlines=False), "green")
             t.append("  ")
         if stop_reason is not None:
-            t.append("stop ", "dim")
+            t.append("stop reason ", "dim")
             style = {"error": "bold red", "aborted": "bold red", "deferred": "yellow"}.get(as_str(stop_reason), "")
             t.append_text(safe_text(stop_reason, style, one_line=True))
     t.append(f"\ntokens ~{node.est:,}", "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pitree.session.text import count
 from rich.text import Text
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -86,7 +87,8 @@ def context_plot(
     text.append(f"{'0':>{AXIS}}└", "dim")
     text.append("".join("▲" if c in marked else "─" for c in range(len(cols))), "magenta")
     text.append("\n")
-    caption = f"root → leaf, {len(values):,} entries; ▲ compaction ({len(compactions)}); peak {short(peak)} tokens"
+    marks = f"; ▲ {count(len(compactions), 'compaction')}" if compactions else ""
+    caption = f"root → leaf, {count(len(values), 'entry', 'entries')}{marks}; peak {short(peak)} tokens"
     if window:
         caption += f"; window {short(window)}"
         if not window_on_scale:

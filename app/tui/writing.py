@@ -158,4 +158,7 @@ class WritingMixin(ExplorerBase):
         self._appended_id = entry["id"]  # not news when the tail brings it back (see `entries_added`)
         if live is not None:
             self.call_later(live.check)
-        self.notify(f"appended {entry['type']} {entry['id']}: Pi continues here on `pi --session`")
+        if entry["type"] == "label":  # Pi's leaf becomes the label entry, a child of the old leaf: same conversation
+            self.notify(f"appended label {entry['id']} under the leaf: `pi --session` continues the same conversation")
+        else:
+            self.notify(f"appended {entry['type']} {entry['id']}: Pi continues here on `pi --session`")

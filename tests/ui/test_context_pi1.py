@@ -52,12 +52,13 @@ async def test_context_view_shows_head_edits_and_omissions(tmp_path: Path) -> No
         assert head[1] == "system head" and head[3] == "101" and "preamble, cwd" in head[6]
         assert str(table.get_row("0")[1]) == "system (in head)"
         edited = str(table.get_row("2")[-1])
-        assert edited.startswith("✎ replaced by e[b]2␛: ") and str(table.get_row("2")[3]) == "2"
+        assert edited == "✎ replaced by e[b]2␛: assistant: short" and str(table.get_row("2")[3]) == "2"
         assert "omitted by context edit e1" in str(table.get_row("omit3")[-1])
         await until(pilot, lambda: screen.head_count is not None and screen.counted == len(ctx.messages))
         assert str(table.get_row("head")[4]) == f"{screen.head_count:,}"
         text = str(screen.query_one("#ctx-head", Static).render())
-        assert "context size 108 (Pi: estimate" in text and "1 entries omitted by context edits" in text
+        assert "context size 108 (Pi: estimate: no valid usage: 1 reply (1 with zero usage))" in text
+        assert "1 entry omitted by context edit" in text and "\n5 messages · " in text
         table.move_cursor(row=0)
         await pilot.press("enter")
         await until(pilot, lambda: not isinstance(app.screen, ContextScreen))

@@ -129,7 +129,7 @@ async def test_shows_an_assistant_entry_and_toggles_raw(session: Path) -> None:
             "id a1",
             "parent u1",
             "model anthropic/claude",
-            "stop stop",
+            "stop reason stop",
             "Reading",
             "I will read a.py now.",
             "tool call read  c1",

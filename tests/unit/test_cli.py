@@ -364,3 +364,35 @@ def test_bad_input_exits_1_with_one_line(session: Path, tmp_path: Path, args: li
     assert out.returncode == 1, err
     assert len(err.strip().splitlines()) == 1 and message in err and err.startswith("pitree: error: ")
     assert out.stdout == b""
+
+
+def test_info_of_a_v1_file_gives_its_version_and_the_migration(tmp_path: Path) -> None:
+    data = Path(__file__).resolve().parents[1] / "data" / "v1_linear.jsonl"
+    info = run_json("info", data)
+    assert info["session"]["version"] == 1 and info["session"]["migratedInMemory"] is True
+    text = run("info", data).stdout.decode()
+    assert "1 (migrated to version 3 in memory" in text
+    demo = Path(__file__).resolve().parents[2] / "assets" / "demo.jsonl"
+    info = run_json("info", demo)
+    assert info["session"]["version"] == 3 and info["session"]["migratedInMemory"] is False
+    assert info["errorKinds"] == {"assistant": 2, "toolResult": 2} and info["errors"] == 4
+    assert "4 (2 error replies, 2 failed tool results)" in run("info", demo).stdout.decode()
+
+
+def test_a_torn_last_line_is_listed_alike_by_the_cli_and_the_tui(tmp_path: Path) -> None:
+    """The TUI holds a torn last line back (it may still be written); what it lists as skipped with
+    `held_back_skips` is the CLI's list."""
+    from pitree.store.session_file import held_back_skips, load_session_fast
+
+    path = tmp_path / "torn.jsonl"
+    body = to_bytes([user("u1", None, "hi", t=1)]) + b'{"bad json\n' + b'{"type":"message","id":"zz'
+    path.write_bytes(body)
+    cli = run_json("tree", path, "--filter", "all")["skipped"]
+    tree, builder = load_session_fast(path, save_cache=False)
+    tui = [{"line": s.line, "reason": s.reason} for s in tree.skipped + held_back_skips(path, builder)]
+    assert [s["line"] for s in cli] == [s["line"] for s in tui] == [3, 4]
+    assert cli[1]["reason"] in tui[1]["reason"] and "held back" in tui[1]["reason"]
+    assert "2 lines skipped:" in run("tree", path).stdout.decode()
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(body[: body.rindex(b"{")])  # only the bad line: "1 line skipped"
+    assert "1 line skipped:" in run("tree", one).stdout.decode()

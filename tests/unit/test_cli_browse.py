@@ -98,7 +98,7 @@ def test_ls_all(in_a: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> Non
     assert [(s["id"], s["depth"]) for s in data["sessions"]] == [(ID_B2, 0), (ID_A1, 0), (ID_A2, 1), (ID_B1, 0)]
     assert sorted(Path(e["path"]).name for e in data["errors"]) == ["empty.jsonl", "garbage.jsonl"]
     code, out, err = run(["ls", "--all"], capsys)
-    assert code == 0 and "2 file(s) could not be read" in err
+    assert code == 0 and "2 files could not be read" in err
     lines = out.splitlines()
     assert lines[0].split()[:3] == ["last", "activity", "session"]
     assert "└ forked question" in out and "Refactor manager" in out and "real first" in out

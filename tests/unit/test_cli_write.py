@@ -224,3 +224,17 @@ def test_pitrees_own_key_wins_over_pis_login(demo: Path, tmp_path: Path) -> None
         assert out.returncode == 0, out.stderr
         [request] = server.requests
     assert request.headers.get("x-api-key") == "sk-pitree" or request.headers.get("authorization") == "Bearer sk-pitree"
+
+
+def test_clearing_a_label_that_is_not_there_writes_nothing(demo: Path, tmp_path: Path) -> None:
+    original = demo.read_bytes()
+    rows = orjson.loads(pitree("tree", str(demo), "--json", "--filter", "all").stdout)
+    labelled = set(rows["labels"])
+    target = next(r["id"] for r in rows["rows"] if r["id"] not in labelled)
+    refused = pitree("label", str(demo), target, "--clear", "--yes")
+    assert refused.returncode == 1 and demo.read_bytes() == original
+    assert refused.stderr.decode().strip().count("\n") == 0 and b"no label to clear" in refused.stderr
+    assert pitree("label", str(demo), target, "start", "--yes").returncode == 0
+    cleared = pitree("label", str(demo), target, "--clear", "--yes", "--json")
+    assert cleared.returncode == 0, cleared.stderr
+    assert _last(demo)["targetId"] == target and _last(demo).get("label") is None

@@ -247,3 +247,39 @@ def test_v2_hook_message_is_a_custom_message_in_context() -> None:
 def test_pi_token_estimate(msg: dict[str, Any], tokens: int) -> None:
     ctx = build_context(tree_of([msg]), None)
     assert ctx.messages[0].tokens == tokens
+
+
+def test_estimate_reason_says_why_no_usage_sizes_the_context() -> None:
+    from pitree.session.context import estimate_reason
+
+    zero = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+    tree = load_bytes(
+        to_bytes(
+            [
+                user("u1", None, "q"),
+                assistant("a1", "u1", usage=zero),
+                user("u2", "a1", "q"),
+                assistant("a2", "u2", stop="aborted"),
+                user("u3", "a2", "q"),
+            ]
+        )
+    )
+    ctx = build_context(tree, None)
+    assert ctx.size.usage_node is None
+    assert estimate_reason(ctx) == "no valid usage: 2 replies (1 aborted or errored, 1 with zero usage)"
+    tree = load_bytes(
+        to_bytes(
+            [
+                user("u1", None, "q"),
+                assistant("a1", "u1"),
+                entry("context_edit", "e1", "a1", targetId="u1", replacement=None),
+                user("u2", "e1", "q"),
+            ]
+        )
+    )
+    ctx = build_context(tree, None)
+    assert ctx.size.usage_node is None
+    assert estimate_reason(ctx) == "the last valid usage (a1) comes before the last context edit or compaction"
+    assert estimate_reason(build_context(load_bytes(to_bytes([user("u1", None, "q")])), None)) == (
+        "no reply in the context"
+    )

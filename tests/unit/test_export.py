@@ -201,6 +201,69 @@ KINDS: list[tuple[str, dict[str, Any], list[str]]] = [
     ("label cleared", entry("label", "k1", "r0", t=2, targetId="r0"), ["label cleared on r0"]),
     ("session name", entry("session_info", "k1", "r0", t=2, name="my session"), ["session name: my session"]),
     ("unknown type", entry("telemetry", "k1", "r0", t=2, cpu=99), ["unknown entry type: telemetry", '"cpu": 99']),
+    # Pi 1.x (SPEC-pi1 A2)
+    (
+        "system message",
+        message(
+            "k1",
+            "r0",
+            "system",
+            t=2,
+            content="You are terse.",
+            sections={"rules": "Be kind.", "old": None},
+            toolsAdded=[{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}],
+            toolsRemoved=["bash"],
+        ),
+        [
+            "system prompt",
+            "1 section set, 1 removed · 1 tool added · 1 removed",
+            "Pi's estimate",
+            "You are terse.",
+            "section rules",
+            "Be kind.",
+            "section old: removed",
+            "tool read: Read a file",
+            "tools removed: bash",
+        ],
+    ),
+    (
+        "usage entry",
+        entry(
+            "usage",
+            "k1",
+            "r0",
+            t=2,
+            kind="warmup",
+            provider="anthropic",
+            model="claude",
+            usage={"input": 5, "output": 1, "cacheRead": 7, "cacheWrite": 1, "totalTokens": 3, "cost": {"total": 1}},
+        ),
+        ["usage: warmup", "anthropic/claude", "input 5 · output 1 · cache read 7 · cache write 1 · total 14 tokens"],
+    ),
+    (
+        "context edit omit",
+        entry("context_edit", "k1", "r0", t=2, targetId="r0", replacement=None),
+        ["context edit: omits r0", "in effect on this path", "omitted from context by edit k1"],
+    ),
+    (
+        "context edit replace",
+        entry("context_edit", "k1", "r0", t=2, targetId="r0", replacement={"content": "Now retries."}),
+        ["context edit: replaces r0", "Now retries.", "content replaced by edit k1", "what the model sees instead"],
+    ),
+    (
+        "retain-none compaction",
+        entry(
+            "compaction",
+            "k1",
+            "r0",
+            t=2,
+            summary="all of it",
+            firstKeptEntryId="k1",
+            tokensBefore=9,
+            systemMessage={"role": "system", "content": "checkpoint prompt", "timestamp": 1},
+        ),
+        ["retain-none: nothing before this compaction is kept", "checkpoint (systemMessage)", "checkpoint prompt"],
+    ),
 ]
 
 
@@ -671,3 +734,18 @@ def test_file_changed_under_the_reader(branched: Path, tmp_path: Path) -> None:
     with pytest.raises(ExportError, match="changed"):
         export_path(tree, reader, None, "jsonl", tmp_path / "x.jsonl")
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_header_sums_usage_as_four_parts_and_gives_pis_context_size(tmp_path: Path) -> None:
+    """Pi 1.x adds input + output + cacheRead + cacheWrite (a stored totalTokens is ignored); the context size is
+    the status bar's (Pi's estimateProjectedContextTokens), not the sum of per-message estimates."""
+    a2 = assistant("a2", "u2", "two " * 400, t=4)
+    a2["message"]["usage"] = {"input": 1000, "output": 20, "cacheRead": 3000, "cacheWrite": 4, "totalTokens": 99}
+    path = write(tmp_path, [user("u1", None, t=1), assistant("a1", "u1", "one", t=2), user("u2", "a1", t=3), a2])
+    tree, _ = load_session(path)
+    size = build_context(tree, tree.leaf).size
+    # Pi's calculateContextTokens does prefer a stored totalTokens: the context size is 99, the usage sum is not.
+    assert size.tokens == 99 and size.usage_node is not None and size.usage_node.id == "a2"
+    text = "".join(tags_of(render(path, "html")).text)
+    assert "input 1,001 · output 22 · cache read 3,003 · cache write 8 · total 4,034 tokens" in text
+    assert "4 messages; Pi's context size 99 tokens (reply a2's usage" in text

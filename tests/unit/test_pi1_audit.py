@@ -65,6 +65,7 @@ def test_checkpoint_dropped_system_and_cost(tmp_path: Path) -> None:
     assert "system messages dropped" in shown and "checkpoint (systemMessage)" in shown
     assert "tools read, bash␛[31m" in shown and "\x1b" not in shown
     assert "the compaction itself: 100 tokens" in shown
+    assert "after = checkpoint + summary + kept" in shown and "estimateProjectedContextTokens" in shown
     split = compaction_split(tree, tree.get("c1"))  # type: ignore[arg-type]
     assert [m.node.id for m in split.dropped] == ["s1", "s2"] and [m.node.id for m in split.kept] == ["a1", "u2"]
 
@@ -77,3 +78,22 @@ def test_retain_none_is_not_a_problem(tmp_path: Path) -> None:
     assert audit["checkpoint"] is None and audit["tokensAfter"]["estimate"] == 3
     shown = text_of(audit)
     assert "kept: none (retain-none)" in shown and "no checkpoint" in shown
+    assert "after = summary; nothing kept (retain-none)" in shown
+    assert "✓ no problems: retain-none (nothing kept, on purpose)" in shown and "first kept entry on" not in shown
+
+
+def test_compactions_command_says_retain_none_and_what_after_adds_up(tmp_path: Path) -> None:
+    from pitree.report import compactions_report
+    from pitree.textout import print_compactions
+
+    for keep, checkpoint, words, not_words in (
+        ("c1", False, ["kept: nothing (retain-none", "(summary; nothing kept (retain-none))"], ["NOT on the path"]),
+        ("a1", True, ["kept: 2 messages", "(checkpoint + summary + kept)"], ["retain-none"]),
+    ):
+        (tmp_path / keep).mkdir()
+        path = session(tmp_path / keep, checkpoint=checkpoint, keep=keep)
+        tree, _ = load_session(path)
+        console = Console(width=200, record=True)
+        print_compactions(console, compactions_report(tree, EntryReader(path, tree)))
+        shown = console.export_text()
+        assert all(w in shown for w in words) and not any(w in shown for w in not_words), shown

@@ -357,3 +357,25 @@ def test_unknown_message_shapes_do_not_crash() -> None:
     ]
     prepared = prepare_branch_entries(weird, 10)
     assert serialize_conversation(convert_to_llm(prepared.messages)) == ""
+
+
+def test_left_behind_is_sized_as_pi_prepares_the_branch() -> None:
+    """The demo's jump 40665560 -> 5b622433: Pi's prepareBranchEntries counts 5,759 tokens (tool results are
+    skipped), not the 6,531 of every entry's own estimate."""
+    from pathlib import Path
+
+    from pitree.store.session_file import EntryReader, load_session
+    from pitree.summary.jump import plan_jump
+    from pitree.summary.run import left_behind, prepare_job
+
+    path = Path(__file__).resolve().parents[2] / "assets" / "demo.jsonl"
+    tree, _ = load_session(path)
+    assert tree.leaf is not None and tree.leaf.id == "40665560"
+    plan = plan_jump(tree, tree.resolve("5b622433"))
+    job = prepare_job(tree, EntryReader(path, tree), plan)
+    text = left_behind(len(plan.to_summarize), job.prepared)
+    assert "30 messages, ~5,759 tokens" in text and "tool results skipped" in text
+    assert left_behind(0, None) == "nothing (no summary needed)"
+    assert left_behind(1, None) == "1 entry; counting…"
+    one = Prepared([{"role": "user", "content": "hi"}], FileOps(), 1, 1)
+    assert "reads 1 message," in left_behind(1, one)

@@ -720,7 +720,7 @@ def test_header_of_an_assistant(tree: SessionTree) -> None:
         "(3 min ago)",
         "label [b]star␛[0m",
         "model anthropic/claude",
-        "stop toolUse",
+        "stop reason toolUse",
         f"tokens ~{node.est}",
         "Pi's chars/4",
         "42 (tiktoken cl100k)",

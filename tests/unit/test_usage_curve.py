@@ -167,6 +167,25 @@ def test_plot_marks_compactions_and_the_window() -> None:
     assert "┄" in text and "window 50" in lines[-1]
     off = context_plot(values, [], window=10_000, width=20, height=4).plain
     assert "off scale" in off and "┄" not in off
+    assert "▲" not in off.split("\n")[-1] and "compaction" not in off  # no legend for what is not there
+    assert "; ▲ 1 compaction;" in text
     assert context_plot([], [], None, 40).plain == "(no entries on the path)"
     big = context_plot(list(range(200_000)), [100_000], None, 80, height=6).plain
     assert big.split("\n")[-2].count("▲") == 1 and "200,000 entries" in big
+
+
+def test_curve_brings_back_a_system_message_a_later_edit_stops_omitting() -> None:
+    """An omit edit written before its system-message target, then a replace edit of the same target (the last
+    edit wins: a system message is not replaceable, so it is sent again): the head comes back, as in Pi."""
+    system = {**entry("message", "s1", "e1", 3), "message": {"role": "system", "content": "x" * 36, "timestamp": 1}}
+    tree = tree_of(
+        [
+            user("u1", None, "hi", 1),
+            entry("context_edit", "e1", "u1", 2, targetId="s1", replacement=None),
+            system,
+            entry("context_edit", "e2", "s1", 4, targetId="s1", replacement={"content": "y"}),
+        ]
+    )
+    curve = context_curve(tree, tree.get("e2"))
+    assert [p.tokens for p in curve] == [build_context(tree, p.node).size.tokens for p in curve]
+    assert curve[-2].tokens < curve[-1].tokens == curve[0].tokens + 9
