@@ -6,9 +6,9 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from pitree.session.entries import Node
-from pitree.session.text import make_safe
+from pitree.session.text import count, make_safe
 from pitree.session.tree import SessionTree
-from pitree.store.session_file import EntryReader
+from pitree.store.session_file import EntryReader, held_back_skips
 from pitree.widgets.text_screen import TextScreen
 from rich.text import Text
 from textual import work
@@ -87,9 +87,13 @@ class ScreensMixin(ExplorerBase):
         if tree is None:
             return
         body = Text()
-        if not tree.skipped and not tree.problems:
+        live = getattr(self, "live", None)
+        builder = live.builder if live is not None else None
+        # a torn last line the tailer holds back is listed too, as the CLI lists it
+        skipped = tree.skipped + (held_back_skips(self.path, builder) if builder is not None else [])
+        if not skipped and not tree.problems:
             body.append("Every line of the file is an entry; nothing to report.")
-        for s in tree.skipped:
+        for s in skipped:
             body.append(f"line {s.line}: ", "bold yellow")
             body.append(make_safe(s.reason, keep_newlines=False) + "\n")
         if tree.problems:
@@ -97,4 +101,5 @@ class ScreensMixin(ExplorerBase):
         for p in tree.problems:
             body.append(f"line {p.line}: ", "bold")
             body.append(make_safe(p.message, keep_newlines=False) + "\n")
-        self.push_screen(TextScreen(f"{len(tree.skipped)} skipped lines, {len(tree.problems)} notes", body))
+        title = f"{count(len(skipped), 'skipped line')}, {count(len(tree.problems), 'note')}"
+        self.push_screen(TextScreen(title, body))

@@ -168,3 +168,20 @@ async def test_an_append_at_the_leaf_extends_the_shown_layout(tmp_path: Path) ->
         status = app.status_bar.status  # kept up to date without walking the tree
         assert status.context_tokens == build_context(app.stree, None).size.tokens
         assert status.branches == len(app.stree.leaves()) and status.entries == 89
+
+
+async def test_skipped_lines_screen_lists_a_torn_last_line_as_the_cli_does(tmp_path: Path) -> None:
+    from tests.sessions import to_bytes, user
+
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(to_bytes([user("u1", None, "hi", t=1)]) + b'{"bad json\n' + b'{"type":"message","id":"zz')
+    app = make_app(path)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.stree is not None and app.live is not None)
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        screen = app.screen
+        assert isinstance(screen, TextScreen)
+        assert screen.title_text == "2 skipped lines, 0 notes"
+        body = str(screen.body)
+        assert "line 3" in body and "line 4" in body and "held back" in body
