@@ -126,7 +126,8 @@ class TreeDrawMixin(_Base):
     # ---- rows ---------------------------------------------------------------------------------------------
 
     def _compaction_text(self, node: Node) -> str:
-        """`[compaction: 48k → 9k tokens]`: before (Pi's tokensBefore) and after (summary + kept, estimated)."""
+        """`[compaction: 48.1k → 9k tokens]`: before (Pi's tokensBefore) and after (the checkpoint, if any, + summary
+        + kept, by Pi's estimate); Pi's own row, `[compaction: 48k tokens]`, rounds to thousands."""
         after = self._compaction_after.get(node.id)
         if after is None and self.stree is not None:
             from pitree.report import compaction_audit
