@@ -152,7 +152,7 @@ def measure_tmux(rate: int, count: int, base: Path) -> dict[str, Any]:
     try:
         with bench_env() as env, Tmux(160, 50) as tmux:
             t0 = tmux.start([str(PITREE), str(path)], env)
-            loaded = wait_screen(tmux, re.compile(r"entries · \d+ branches · leaf ([0-9a-f]+)"), t0, 900)
+            loaded = wait_screen(tmux, re.compile(r"entries · [\d,]+ branches · leaf ([0-9a-f]+)"), t0, 900)
             if loaded is None:
                 raise BenchFailure("not loaded in 900 s")
             m = re.search(r"leaf ([0-9a-f]+)", loaded[1])

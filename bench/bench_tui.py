@@ -39,7 +39,7 @@ from common import (  # noqa: E402
 BIG_BYTES = 500_000_000
 EXACT_FROM = 32_000_000  # pitree.tui.app.EXACT_TOKENS_FROM (a test keeps them equal; importing it here means Textual)
 FIRST_ROWS = re.compile(r"^[› ] .*• ", re.M)  # a tree row on the active path (the loading screen has none)
-LOADED = re.compile(r"\d+ entries · \d+ branches · leaf [0-9a-f]+")
+LOADED = re.compile(r"[\d,]+ entries · [\d,]+ branches · leaf [0-9a-f]+")  # counts have thousands commas
 
 
 async def pilot_run(path: Path, exact: bool = False) -> dict[str, float]:

