@@ -237,7 +237,7 @@ class ContextScreen(Screen[str | None]):
             return (
                 Text("·", "dim"),
                 Text("system head", "bold cyan"),
-                Text(f"{len(ctx.head.sources)} msgs", "dim"),
+                Text(count_of(len(ctx.head.sources), "msg", "msgs"), "dim"),
                 Text(f"{ctx.head.tokens:,}", justify="right"),
                 Text("…", "dim", justify="right"),
                 Text(f"{self._running_total:,}", justify="right"),
