@@ -4,7 +4,6 @@ when it cannot follow instructions, and a model summary (a real local server) ap
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import orjson
@@ -15,21 +14,14 @@ from pitree.widgets.tree_view import TreeView
 from textual.widgets import Static
 
 from tests.llm_server import FakeLLMServer, garbage, ok
+from tests.ui.test_app import DEMO, until
 
-DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo.jsonl"
 TARGET = "ae1a42a9"
-
-
-async def until(pilot, condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.02)
 
 
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
+    """A copy of the demo the tests may append to, last written long ago (no "modified just now" warning)."""
     path = tmp_path / "demo.jsonl"
     path.write_bytes(DEMO.read_bytes())
     os.utime(path, (1, 1))
