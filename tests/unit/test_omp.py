@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -185,8 +186,9 @@ def test_reset_boundary_after_the_last_compaction_starts_the_context() -> None:
     ]
 
 
-def test_compaction_with_empty_first_kept_replays_after_provider_replay_id() -> None:
-    entries = [
+def _replay_compaction() -> list[dict[str, Any]]:
+    """u1, a1, u2, then a compaction with an empty firstKeptEntryId that replays through a1."""
+    return [
         user("u1", None),
         assistant("a1", "u1"),
         user("u2", "a1"),
@@ -199,8 +201,11 @@ def test_compaction_with_empty_first_kept_replays_after_provider_replay_id() -> 
             providerReplayThroughEntryId="a1",
             tokensBefore=9,
         ),
-        user("u3", "c1"),
     ]
+
+
+def test_compaction_with_empty_first_kept_replays_after_provider_replay_id() -> None:
+    entries = [*_replay_compaction(), user("u3", "c1")]
     tree = load_bytes(_bytes(entries))
     ctx = build_context(tree, None)
     assert [(m.role, m.node.id) for m in ctx.messages] == [("compactionSummary", "c1"), ("user", "u2"), ("user", "u3")]
@@ -365,21 +370,7 @@ def test_discard_marker_row() -> None:
 def test_compaction_audit_follows_omp_kept_range() -> None:
     from pitree.report_context import compaction_audit, compaction_split
 
-    entries = [
-        user("u1", None),
-        assistant("a1", "u1"),
-        user("u2", "a1"),
-        entry(
-            "compaction",
-            "c1",
-            "u2",
-            summary="S",
-            firstKeptEntryId="",
-            providerReplayThroughEntryId="a1",
-            tokensBefore=9,
-        ),
-    ]
-    tree = load_bytes(_bytes(entries))
+    tree = load_bytes(_bytes(_replay_compaction()))
     node = tree.get("c1")
     assert node is not None
     split = compaction_split(tree, node)
