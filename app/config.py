@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .summary.backends.base import Backend, BackendError
+from pitree.summary.backends.base import Backend, BackendError
 
 SUMMARIZERS = ("auto", "pi", "extractive", "openai", "anthropic", "none")
 MODEL_SUMMARIZERS = ("openai", "anthropic")
@@ -286,9 +286,9 @@ def make_backend(config: Config) -> Backend:
         key = "not-needed"  # a local OpenAI- or Anthropic-compatible server that takes no key
     model = config.model_for(name)
     if name == "openai":
-        from .summary.backends.openai_backend import OpenAIBackend
+        from pitree.summary.backends.openai_backend import OpenAIBackend
 
         return OpenAIBackend(key, base_url, model, config.timeout)
-    from .summary.backends.anthropic_backend import AnthropicBackend
+    from pitree.summary.backends.anthropic_backend import AnthropicBackend
 
     return AnthropicBackend(key, base_url, model, config.timeout)

@@ -22,7 +22,7 @@ from common import bench_env, median, run_measured, session  # noqa: E402
 
 CLI = """
 import sys
-from pitree import cli
+from pitree.cli import main as cli
 from pitree.store import parse_child
 parse_child.SHARE = float(sys.argv[1])
 sys.exit(cli.main(["tree", sys.argv[2], "--json"]))
@@ -36,7 +36,7 @@ parse_child.EARLY_SHARE = float(sys.argv[1])
 path = Path(sys.argv[2])
 if parse_child.EARLY_SHARE:  # 0: no early fork (the load forks after the imports), the baseline
     parse_child.fork_early(path)
-import pitree.tui.app  # what the explorer imports while the child parses
+import pitree.widgets.app  # what the explorer imports while the child parses
 from pitree.store.session_file import load_session_fast
 load_session_fast(path)
 """

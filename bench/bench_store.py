@@ -56,7 +56,7 @@ print(json.dumps({"seconds": time.perf_counter() - started, "first_progress": fi
 
 WARM_LS = """
 import sys
-from pitree.cli_browse import list_sessions, _info_json
+from pitree.cli.browse import list_sessions, _info_json
 import orjson
 root, rows, errors = list_sessions(sys.argv[1], True)
 sys.stdout.buffer.write(orjson.dumps({"root": str(root), "sessions": [_info_json(s, d) for s, d in rows]}))
@@ -137,7 +137,7 @@ def main() -> int:
         db = Path(cache) / "sessions.sqlite3"
         db_mb = sum(p.stat().st_size for p in Path(cache).glob("sessions.sqlite3*")) / 1e6
 
-        from pitree.cli_browse import list_sessions
+        from pitree.cli.browse import list_sessions
         from pitree.store.session_index import SessionIndex
 
         listed = len(list_sessions(str(root), True)[1])

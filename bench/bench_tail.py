@@ -93,7 +93,7 @@ def latencies(written: dict[str, float], seen: dict[str, float]) -> list[float]:
 
 
 async def measure_pilot(rate: int, count: int, base: Path) -> dict[str, Any]:
-    from pitree.tui.app import PitreeApp
+    from pitree.widgets.app import PitreeApp
     from pitree.widgets.tree_view import TreeView
 
     folder = Path(tempfile.mkdtemp(prefix="pitree-tail-"))

@@ -37,7 +37,8 @@ from common import (  # noqa: E402
 )
 
 BIG_BYTES = 500_000_000
-EXACT_FROM = 32_000_000  # pitree.tui.app.EXACT_TOKENS_FROM (a test keeps them equal; importing it here means Textual)
+# pitree.widgets.app.EXACT_TOKENS_FROM (a test keeps them equal; importing it here means Textual)
+EXACT_FROM = 32_000_000
 FIRST_ROWS = re.compile(r"^[› ] .*• ", re.M)  # a tree row on the active path (the loading screen has none)
 LOADED = re.compile(r"[\d,]+ entries · [\d,]+ branches · leaf [0-9a-f]+")  # counts have thousands commas
 
@@ -47,7 +48,7 @@ async def pilot_run(path: Path, exact: bool = False) -> dict[str, float]:
     and wait for the entry pane's count before the keys."""
     from pitree.store.parse_child import fork_early
     from pitree.summary.tokens import encoder_built
-    from pitree.tui.app import PitreeApp
+    from pitree.widgets.app import PitreeApp
     from pitree.widgets.entry_view import EntryView
     from pitree.widgets.tree_view import TreeView
 

@@ -31,7 +31,7 @@ def run_check(body: str) -> subprocess.CompletedProcess[str]:
 def test_core_packages_and_every_module_in_them() -> None:
     body = """
 import importlib, pkgutil
-import pitree, pitree.session, pitree.store, pitree.summary, pitree.report, pitree.cli
+import pitree, pitree.session, pitree.store, pitree.summary, pitree.cli.report, pitree.cli.main
 for pkg in (pitree.session, pitree.store, pitree.summary):
     for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
         importlib.import_module(info.name)
@@ -69,7 +69,7 @@ def test_json_commands_do_not_load_rich(tmp_path: Path, argv: list[str]) -> None
     args = [a.replace("{f}", str(path)) for a in argv]
     body = f"""
 import contextlib, io
-from pitree.cli import main
+from pitree.cli.main import main
 buf = io.TextIOWrapper(io.BytesIO())
 with contextlib.redirect_stdout(buf):
     code = main({args!r})

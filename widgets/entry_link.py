@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitree.tui.parts import GoTo
+from pitree.widgets.render.parts import GoTo
 from textual import events
 from textual.message import Message
 from textual.widgets import Static

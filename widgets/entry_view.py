@@ -1,7 +1,7 @@
 """`EntryView`: the selected entry in full (the right pane), read back from its byte offset in a worker.
 
 `show(node, tree, reader)` puts the header (from the compact `Node`) and "loading…" up at once; a thread
-worker re-reads the entry, builds its parts with `pitree.tui.render` and posts them back, with what a context
+worker re-reads the entry, builds its parts with `pitree.widgets.render.entry` and posts them back, with what a context
 edit on the active path does to the entry (a line under the header that goes to the edit); a second
 message brings the tiktoken count, when `exact_tokens` is set or the encoder is built anyway (its tables
 cost ~30 MB, so the app leaves it off for big sessions until `count_exactly()`). `toggle_raw()` switches
@@ -23,10 +23,10 @@ from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, SessionFileError
 from pitree.summary.tokens import count_text, encoder_built
-from pitree.tui.entry_header import header
-from pitree.tui.render import Fold, GoTo, Part, entry_parts, raw_parts, token_text
-from pitree.tui.render_pi1 import edit_note
 from pitree.widgets.entry_link import EntryLink
+from pitree.widgets.render.entry import Fold, GoTo, Part, entry_parts, raw_parts, token_text
+from pitree.widgets.render.entry_header import header
+from pitree.widgets.render.pi1 import edit_note
 from rich.console import RenderableType
 from rich.text import Text
 from textual import work
@@ -210,8 +210,8 @@ class EntryView(VerticalScroll, can_focus=True):
                 entry = reader.entry(node)
                 parts = entry_parts(entry, tree, edits)
                 if node.type == "compaction":
-                    from pitree.report import compaction_audit
-                    from pitree.tui.audit_view import audit_parts
+                    from pitree.cli.report import compaction_audit
+                    from pitree.widgets.render.audit import audit_parts
 
                     parts = [*audit_parts(compaction_audit(tree, node, reader, exact=exact)), *parts]
                 msg = entry.get("message")

@@ -130,7 +130,7 @@ class TreeDrawMixin(_Base):
         + kept, by Pi's estimate); Pi's own row, `[compaction: 48k tokens]`, rounds to thousands."""
         after = self._compaction_after.get(node.id)
         if after is None and self.stree is not None:
-            from pitree.report import compaction_audit
+            from pitree.cli.report import compaction_audit
 
             after = compaction_audit(self.stree, node, None)["tokensAfter"]["estimate"]
             self._compaction_after[node.id] = after

@@ -3,10 +3,9 @@ of each column over it (`model`, `reply`, `age`), so an assistant row's `30.5k` 
 
 from __future__ import annotations
 
+from pitree.widgets.tree_view import TreeView
 from rich.text import Text
 from textual.widget import Widget
-
-from .tree_view import TreeView
 
 
 class TreeHeader(Widget):

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from pitree.session.entries import Node
 from pitree.session.layout import FILTERS, Layout, build_layout, extend_layout, visible_indices
 from pitree.session.tree import SessionTree
+from pitree.widgets.tree_draw import Columns, TreeDrawMixin, relative_time, short_tokens
+from pitree.widgets.tree_nav import TreeNavMixin
 from textual import events
 from textual.binding import Binding
 from textual.geometry import Region, Size
@@ -21,9 +23,6 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-
-from .tree_draw import Columns, TreeDrawMixin, relative_time, short_tokens
-from .tree_nav import TreeNavMixin
 
 __all__ = ["Columns", "TreeView", "relative_time", "short_tokens"]
 

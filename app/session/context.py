@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .context_omp import omp_context
-from .dialect_omp import OMP
-from .entries import NO_CONTEXT_USAGE, Node
-from .estimate import SystemFacts, SystemHead
-from .text import js_string
-from .tree import SessionTree
+from pitree.session.context_omp import omp_context
+from pitree.session.dialect_omp import OMP
+from pitree.session.entries import NO_CONTEXT_USAGE, Node
+from pitree.session.estimate import SystemFacts, SystemHead
+from pitree.session.text import js_string
+from pitree.session.tree import SessionTree
 
 REPLACEABLE = frozenset({"user", "assistant", "toolResult", "custom"})  # roles whose content an edit replaces
 

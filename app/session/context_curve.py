@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .context import ContextMessage, project, usage_tokens
-from .entries import Node
-from .estimate import SystemHead
-from .tree import SessionTree
+from pitree.session.context import ContextMessage, project, usage_tokens
+from pitree.session.entries import Node
+from pitree.session.estimate import SystemHead
+from pitree.session.tree import SessionTree
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .dialect_omp import INTERRUPTED_THINKING, SKIPPED_CUSTOM, split_model
-from .entries import Node
-from .text import count, js_string
+from pitree.session.dialect_omp import INTERRUPTED_THINKING, SKIPPED_CUSTOM, split_model
+from pitree.session.entries import Node
+from pitree.session.text import count, js_string
 
 
 @dataclass

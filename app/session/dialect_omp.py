@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .entries import Node, shared_model
-from .estimate import ceil4, js_len, text_image_chars
-from .fill import usage_values
-from .parse import parse_line
-from .text import as_str, js_string, normalize
+from pitree.session.entries import Node, shared_model
+from pitree.session.estimate import ceil4, js_len, text_image_chars
+from pitree.session.fill import usage_values
+from pitree.session.parse import parse_line
+from pitree.session.text import as_str, js_string, normalize
 
 PI = "pi"
 OMP = "omp"

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .entries import Node
+from pitree.session.entries import Node
 
 _MISSING = object()
 EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})  # what a replacement changes

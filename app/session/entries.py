@@ -15,8 +15,8 @@ from marshal import loads as _marshal_loads
 from typing import Any
 
 # re-exported for their older importers
-from .estimate import estimate_message_tokens as estimate_message_tokens
-from .estimate import js_len as js_len
+from pitree.session.estimate import estimate_message_tokens as estimate_message_tokens
+from pitree.session.estimate import js_len as js_len
 
 # flag bits
 HIDDEN_TOOL_ONLY = 1  # assistant turn with no text that is neither errored nor aborted (Pi hides it)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .text import as_str, json_compact
+from pitree.session.text import as_str, json_compact
 
 IMAGE_CHARS = 4800  # Pi counts an image as 4,800 characters (1,200 tokens)
 

@@ -20,7 +20,7 @@ import math
 from marshal import dumps as _marshal_dumps
 from typing import Any
 
-from .entries import (
+from pitree.session.entries import (
     ALWAYS_HIDDEN,
     FROM_HOOK,
     HIDDEN_TOOL_ONLY,
@@ -30,7 +30,7 @@ from .entries import (
     shared_model,
     shared_string,
 )
-from .estimate import (
+from pitree.session.estimate import (
     IMAGE_CHARS,
     assistant_chars,
     estimate_message_tokens,
@@ -38,7 +38,7 @@ from .estimate import (
     system_facts,
     text_image_chars,
 )
-from .text import (
+from pitree.session.text import (
     ROW_TEXT_MAX,
     as_str,
     extract_content,

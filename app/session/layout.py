@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import NamedTuple, overload
 
-from .entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
-from .gcpause import gc_paused
-from .tree import SessionTree
+from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
+from pitree.session.gcpause import gc_paused
+from pitree.session.tree import SessionTree
 
 _HIDDEN = HIDDEN_TOOL_ONLY | ALWAYS_HIDDEN
 

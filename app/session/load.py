@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from . import dialect_omp
-from .entries import (
+from pitree.session import dialect_omp
+from pitree.session.entries import (
     SYNTHETIC_ID,
     Node,
     parse_timestamp,
@@ -19,10 +19,10 @@ from .entries import (
     shared_string,
     shared_strings,
 )
-from .fill import fill_node
-from .gcpause import BIG, gc_paused
-from .parse import BOM, iter_lines
-from .tree import Problem, SessionTree, Skipped
+from pitree.session.fill import fill_node
+from pitree.session.gcpause import BIG, gc_paused
+from pitree.session.parse import BOM, iter_lines
+from pitree.session.tree import Problem, SessionTree, Skipped
 
 CURRENT_VERSION = 3
 

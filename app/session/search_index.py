@@ -22,11 +22,11 @@ from collections.abc import Iterable, Iterator
 from itertools import compress
 from typing import TYPE_CHECKING
 
-from .text import js_string
+from pitree.session.text import js_string
 
 if TYPE_CHECKING:
-    from .entries import Node
-    from .tree import SessionTree
+    from pitree.session.entries import Node
+    from pitree.session.tree import SessionTree
 
 BLOCK = 2048  # entries per block of the buffer
 CHECK_EACH_BELOW = 2048  # candidates left: later tokens are checked entry by entry, not over the whole buffer

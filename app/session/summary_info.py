@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .entries import HIDDEN_TOOL_ONLY, Node, parse_timestamp
-from .text import as_str
+from pitree.session.entries import HIDDEN_TOOL_ONLY, Node, parse_timestamp
+from pitree.session.text import as_str
 
 DOC_MAX = 100_000  # characters of one entry that search sees; a pasted log past this is cut
 BATCH = 512  # entries read back per call (bounds the memory of parsed dicts)

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .estimate import content_text
+from pitree.session.estimate import content_text
 
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 

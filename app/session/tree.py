@@ -16,9 +16,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .dialect_omp import OMP, session_name
-from .entries import Node, Positions
-from .search_index import SearchIndex, entry_text
+from pitree.session.dialect_omp import OMP, session_name
+from pitree.session.entries import Node, Positions
+from pitree.session.search_index import SearchIndex, entry_text
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,9 +19,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .entries import Node
-from .text import js_string
-from .tree import SessionTree
+from pitree.session.entries import Node
+from pitree.session.text import js_string
+from pitree.session.tree import SessionTree
 
 FIELDS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost")
 

@@ -31,8 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
-
-from .guard import note_own_write
+from pitree.store.guard import note_own_write
 
 
 class AppendError(Exception):

@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from .omp_paths import blobs_dir
+from pitree.store.omp_paths import blobs_dir
 
 PREFIX = "blob:sha256:"
 _REF = re.compile(r"blob:sha256:([0-9a-f]{64})")

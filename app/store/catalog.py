@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
-from ..session.dialect_omp import SLOT_BYTES
-from .omp_paths import find_subagents
-from .omp_paths import sessions_dir as omp_sessions_dir
+from pitree.session.dialect_omp import SLOT_BYTES
+from pitree.store.omp_paths import find_subagents
+from pitree.store.omp_paths import sessions_dir as omp_sessions_dir
 
 HEADER_MAX = 64 * 1024  # a header line longer than this is not one Pi wrote
 

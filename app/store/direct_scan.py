@@ -11,9 +11,9 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..session.query import Query, matches, parse_query, snippet
-from ..session.summary_info import SessionInfo
-from .session_index import SearchHit, _load, _Loaded
+from pitree.session.query import Query, matches, parse_query, snippet
+from pitree.session.summary_info import SessionInfo
+from pitree.store.session_index import SearchHit, _load, _Loaded
 
 
 def _loaded(files: Iterable[str | os.PathLike[str]]) -> list[_Loaded]:

@@ -16,7 +16,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from .append import write_all
+from pitree.store.append import write_all
 
 
 class ExportFileError(Exception):

@@ -183,7 +183,7 @@ def _signature(st: os.stat_result) -> list[int]:
 
 
 def _own_file() -> Path | None:
-    from .tree_cache import cache_dir
+    from pitree.store.tree_cache import cache_dir
 
     folder = cache_dir()
     return folder / OWN_WRITES if folder is not None else None

@@ -27,9 +27,9 @@ try:
 except ImportError:  # not on Windows, where there is no fork either
     fcntl = None  # type: ignore[assignment]
 
-from ..session.load import SessionBuilder
-from ..session.parse import line_blocks
-from . import tree_cache
+from pitree.session.load import SessionBuilder
+from pitree.session.parse import line_blocks
+from pitree.store import tree_cache
 
 CHUNK = 1 << 20  # bytes of lines per frame (as session_file reads them)
 MIN_BYTES = 24 << 20  # below this, forking costs more than it saves

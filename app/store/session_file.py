@@ -12,13 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..session.entries import Node
-from ..session.gcpause import BIG, gc_paused
-from ..session.load import SessionBuilder, migrate_entry
-from ..session.parse import iter_lines, line_blocks, parse_line
-from ..session.tree import SessionTree, Skipped
-from . import blobs, parse_child, tree_cache
-from .tree_cache import CacheWriter
+from pitree.session.entries import Node
+from pitree.session.gcpause import BIG, gc_paused
+from pitree.session.load import SessionBuilder, migrate_entry
+from pitree.session.parse import iter_lines, line_blocks, parse_line
+from pitree.session.tree import SessionTree, Skipped
+from pitree.store import blobs, parse_child, tree_cache
+from pitree.store.tree_cache import CacheWriter
 
 
 class SessionFileError(Exception):

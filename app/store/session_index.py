@@ -40,11 +40,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
-from ..session.entries import Node
-from ..session.query import Query, matches, parse_query, required_literals, snippet, to_fts_match
-from ..session.summary_info import SessionInfo, scan_session
-from .session_file import load_session_fast
+from pitree.session.entries import Node
+from pitree.session.query import Query, matches, parse_query, required_literals, snippet, to_fts_match
+from pitree.session.summary_info import SessionInfo, scan_session
+from pitree.store.session_file import load_session_fast
 
 SCHEMA_VERSION = 2  # 2: the agent that wrote the file (pi, omp)
 DB_NAME = "sessions.sqlite3"

@@ -16,11 +16,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..session.dialect_omp import SLOT_BYTES as SLOT
-from ..session.dialect_omp import title_slot_of
-from ..session.gcpause import BIG, gc_paused
-from ..session.load import SessionBuilder, node_rows
-from ..session.tree import SessionTree
+from pitree.session.dialect_omp import SLOT_BYTES as SLOT
+from pitree.session.dialect_omp import title_slot_of
+from pitree.session.gcpause import BIG, gc_paused
+from pitree.session.load import SessionBuilder, node_rows
+from pitree.session.tree import SessionTree
 
 FORMAT = 9  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`);
 # 9: Pi 1.x entries (system facts, context edits, usage of every source, `[title: …]` rows)

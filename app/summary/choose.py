@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .backends.base import Backend, BackendError, display_url, safe_message
-from .pi_agent import NeedsCommand, PiAgentError, pi_model
+from pitree.summary.backends.base import Backend, BackendError, display_url, safe_message
+from pitree.summary.pi_agent import NeedsCommand, PiAgentError, pi_model
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Choice:
 
 def session_model(tree: Any) -> tuple[str | None, str | None]:
     """The session's current provider and model (Pi's buildSessionContext model at the leaf)."""
-    from ..session.context import build_context
+    from pitree.session.context import build_context
 
     model = build_context(tree, None).model if tree is not None and tree.leaf is not None else None
     if not isinstance(model, dict):
@@ -47,7 +47,7 @@ def session_model(tree: Any) -> tuple[str | None, str | None]:
 
 
 def _pi_choice(config: Any, tree: Any, env: Mapping[str, str], allow_command: bool, consent: bool) -> Choice:
-    from ..config import Config
+    from pitree.config import Config
 
     assert isinstance(config, Config)
     provider, model = session_model(tree)
@@ -65,11 +65,11 @@ def _pi_choice(config: Any, tree: Any, env: Mapping[str, str], allow_command: bo
         window = config.context_window
     reserve = config.reserve_tokens if "reserve_tokens" in config.sources else pm.reserve_tokens
     if pm.api == "anthropic-messages":
-        from .backends.anthropic_backend import AnthropicBackend
+        from pitree.summary.backends.anthropic_backend import AnthropicBackend
 
         backend: Backend = AnthropicBackend(pm.api_key, pm.base_url, pm.model, config.timeout, headers=pm.headers)
     else:
-        from .backends.openai_backend import OpenAIBackend
+        from pitree.summary.backends.openai_backend import OpenAIBackend
 
         backend = OpenAIBackend(pm.api_key, pm.base_url, pm.model, config.timeout, headers=pm.headers)
     max_tokens = min(pm.max_tokens or 2048, 2048)
@@ -79,7 +79,7 @@ def _pi_choice(config: Any, tree: Any, env: Mapping[str, str], allow_command: bo
 
 def choose(config: Any, tree: Any = None, env: Mapping[str, str] | None = None, allow_command: bool = False) -> Choice:
     """The summarizer for `config.summarizer`; BackendError when a named one cannot be used."""
-    from ..config import ConfigError, configured_provider, make_backend
+    from pitree.config import ConfigError, configured_provider, make_backend
 
     env = os.environ if env is None else env
     name = config.summarizer
@@ -113,8 +113,8 @@ def choose(config: Any, tree: Any = None, env: Mapping[str, str] | None = None, 
 def _budget(config: Any, tree: Any, env: Mapping[str, str]) -> tuple[int, int]:
     """The budget Pi would use for this session (its model's context window, Pi's branchSummary.reserveTokens),
     pitree's own settings winning where the user set them; the offline summary reads the same window."""
-    from ..store.model_info import context_window
-    from .pi_agent import read_settings
+    from pitree.store.model_info import context_window
+    from pitree.summary.pi_agent import read_settings
 
     window = config.context_window
     if "context_window" not in config.sources:

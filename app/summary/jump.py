@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..session.dialect_omp import OMP
-from ..session.entries import Node
-from ..session.tree import SessionTree
-from .prepare import collect_for_summary
+from pitree.session.dialect_omp import OMP
+from pitree.session.entries import Node
+from pitree.session.tree import SessionTree
+from pitree.summary.prepare import collect_for_summary
 
 JUMP_CUSTOM_TYPE = "pitree.jump"
 

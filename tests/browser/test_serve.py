@@ -1,4 +1,4 @@
-"""`python -m pitree.serve` end to end: headless Chromium opens the page, the tree renders, keys reach the app.
+"""`python -m pitree.cli.serve` end to end: headless Chromium opens the page, the tree renders, keys reach the app.
 Plus the serve module's own edges: the command it runs, a taken port, textual-serve missing."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pitree import serve as serve_mod
+from pitree.cli import serve as serve_mod
 
 from tests.browser.conftest import ServedApp, port_answers, terminal_text, wait_for_terminal_text
 
@@ -83,7 +83,7 @@ def test_listens_on_127_0_0_1_only(served_app: ServedApp) -> None:
 
 def test_a_taken_port_is_a_clear_error(served_app: ServedApp) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "pitree.serve", "--port", str(served_app.port), str(served_app.file)],
+        [sys.executable, "-m", "pitree.cli.serve", "--port", str(served_app.port), str(served_app.file)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -112,7 +112,8 @@ def test_bad_arguments(
 def test_the_command_is_this_interpreter_with_quoted_paths(tmp_path: Path) -> None:
     odd = tmp_path / "it's a $HOME; rm -rf `x`.jsonl"
     command = serve_mod.app_command([str(odd)])
-    assert shlex.split(command) == [sys.executable, "-P", "-m", "pitree.cli", str(odd)]  # -P: not the cwd's pitree
+    # -P: not the cwd's pitree
+    assert shlex.split(command) == [sys.executable, "-P", "-m", "pitree.widgets.main", str(odd)]
     with pytest.raises(serve_mod.ServeError):
         serve_mod.app_command(["--serve", str(odd)])
 

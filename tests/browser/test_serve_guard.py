@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from pitree.serve import refusal
+from pitree.cli.serve import refusal
 
 from tests.browser.conftest import ServedApp, serving
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from pitree.report import compactions_report
+from pitree.cli.report import compactions_report
 from pitree.session.context import build_context
 from pitree.store.session_file import EntryReader, load_session
 

@@ -51,9 +51,9 @@ def lines(entries: list[dict[str, Any]], header: dict[str, Any] | None) -> bytes
 def run_cli(
     *args: str | Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[bytes]:
-    """`python -m pitree.cli ARGS` in a subprocess (not a terminal), as a script would run it."""
+    """`python -m pitree.cli.main ARGS` in a subprocess (not a terminal), as a script would run it."""
     return subprocess.run(
-        [sys.executable, "-m", "pitree.cli", *map(str, args)],
+        [sys.executable, "-m", "pitree.cli.main", *map(str, args)],
         capture_output=True,
         timeout=timeout,
         env=env if env is not None else os.environ.copy(),

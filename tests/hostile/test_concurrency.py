@@ -19,8 +19,8 @@ import pytest
 from pitree.session.load import load_bytes
 from pitree.store.session_file import load_session_progressive
 from pitree.store.watch import watch_file
-from pitree.tui.app import PitreeApp
-from pitree.tui.live import LiveSession
+from pitree.widgets.app import PitreeApp
+from pitree.widgets.live import LiveSession
 
 from tests.hostile.helpers import until
 from tests.unit.sessions import chain, to_bytes
@@ -68,7 +68,7 @@ class Appenders:
                 args = ["branch", str(self.path), "--to", "e0000005", "--summary", "none", "--yes", "--json"]
             else:
                 args = ["label", str(self.path), "e0000003", f"L{n}", "--yes", "--json"]
-            out = subprocess.run([sys.executable, "-m", "pitree.cli", *args], capture_output=True, timeout=60)
+            out = subprocess.run([sys.executable, "-m", "pitree.cli.main", *args], capture_output=True, timeout=60)
             self.results.append((args, out.returncode, out.stdout, out.stderr))
             n += 1
 

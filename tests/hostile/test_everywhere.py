@@ -2,7 +2,7 @@
 characters and Rich markup go through every CLI command (text and JSON), every screen and every notification,
 and nothing reaches the output raw: no control or format character, no escape sequence, no parsed markup.
 
-CLI commands run in this process (`pitree.cli.main` with stdout/stderr captured as bytes) so that a hypothesis
+CLI commands run in this process (`pitree.cli.main.main` with stdout/stderr captured as bytes) so that a hypothesis
 example costs milliseconds per command; the TUI runs in Textual's pilot on fewer examples.
 """
 
@@ -20,8 +20,8 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pitree import cli
-from pitree.tui.app import PitreeApp
+from pitree.cli import main as cli
+from pitree.widgets.app import PitreeApp
 from pitree.widgets.tree_view import TreeView
 
 from tests.hostile.helpers import assert_screen_safe, unsafe_chars, until
@@ -241,7 +241,7 @@ async def _visit_every_screen(path: Path, names: dict[str, str]) -> None:
 
 async def _visit_the_sessions_browser(root: Path, names: dict[str, str]) -> None:
     """The sessions list (this folder's, then all) and a search's hits, which show titles, cwds and ids."""
-    from pitree.tui.browser import BrowserScreen, BrowserState
+    from pitree.widgets.screens.browser import BrowserScreen, BrowserState
 
     state = BrowserState(session_dir=str(root), cwd=names["cwd"])
     app = PitreeApp(None, watch=False, browser=state, config_overrides={"summarizer": "extractive"})

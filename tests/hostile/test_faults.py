@@ -20,9 +20,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-from pitree.cli import main
+from pitree.cli.main import main
 from pitree.session.load import load_bytes
-from pitree.tui.app import PitreeApp
+from pitree.widgets.app import PitreeApp
 from pitree.widgets.tree_view import TreeView
 
 from tests.hostile.helpers import until
@@ -213,7 +213,7 @@ def test_disk_full_on_a_real_tmpfs(tiny_tmpfs: Path) -> None:
     before = path.read_bytes()
     label = "a long label " * 1200  # ~15 KB: more than the free part of the file's last block
     out = subprocess.run(
-        [sys.executable, "-m", "pitree.cli", "label", str(path), "e0000003", label, "--yes"], capture_output=True
+        [sys.executable, "-m", "pitree.cli.main", "label", str(path), "e0000003", label, "--yes"], capture_output=True
     )
     assert out.returncode == 1
     err = [ln for ln in out.stderr.decode().splitlines() if not ln.startswith("pitree: warning:")]
@@ -221,7 +221,7 @@ def test_disk_full_on_a_real_tmpfs(tiny_tmpfs: Path) -> None:
     assert "the file is as it was" in err[0] or "the file is unchanged" in err[0], err
     assert path.read_bytes() == before
     filler.unlink()
-    out = subprocess.run([sys.executable, "-m", "pitree.cli", "label", str(path), "e0000003", "ok", "--yes"])
+    out = subprocess.run([sys.executable, "-m", "pitree.cli.main", "label", str(path), "e0000003", "ok", "--yes"])
     assert out.returncode == 0 and load_bytes(path.read_bytes()).labels == {"e0000003": "ok"}
 
 
@@ -241,7 +241,7 @@ def test_sigkill_during_append_leaves_a_loadable_file(tmp_path: Path) -> None:
     path = tmp_path / "crash.jsonl"
     path.write_bytes(to_bytes(chain(10)))
     rng = random.Random(6)
-    run = [sys.executable, "-m", "pitree.cli"]
+    run = [sys.executable, "-m", "pitree.cli.main"]
     spans = []
     for i in range(3):  # how long one run takes: the median of a label and two branch runs, warm
         started = time.monotonic()

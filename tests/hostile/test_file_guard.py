@@ -47,7 +47,8 @@ def pitree_append(path: Path) -> None:
 
 def cli(*args: str) -> Callable[[Path], None]:
     def run(path: Path) -> None:
-        out = subprocess.run([sys.executable, "-m", "pitree.cli", args[0], str(path), *args[1:]], capture_output=True)
+        argv = [sys.executable, "-m", "pitree.cli.main", args[0], str(path), *args[1:]]
+        out = subprocess.run(argv, capture_output=True)
         assert out.returncode == 0, out.stderr.decode()
 
     return run

@@ -41,7 +41,10 @@ def peak_rss(*args: str | Path) -> tuple[int, bytes]:
     child's, from wait4 (not RUSAGE_CHILDREN, which keeps the largest of every earlier test's children)."""
     env = {**os.environ, "PITREE_NO_CACHE": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pitree.cli", *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        [sys.executable, "-m", "pitree.cli.main", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     assert proc.stdout is not None and proc.stderr is not None
     out, err = proc.stdout.read(), proc.stderr.read()
@@ -98,7 +101,7 @@ def test_export_cuts_a_huge_string_and_says_how_big_it_was(tmp_path: Path, fmt: 
     path = huge_session(tmp_path / "huge.jsonl", 5 * MB)
     out = tmp_path / f"out.{fmt}"
     done = subprocess.run(
-        [sys.executable, "-m", "pitree.cli", "export", str(path), "--format", fmt, "-o", str(out)],
+        [sys.executable, "-m", "pitree.cli.main", "export", str(path), "--format", fmt, "-o", str(out)],
         capture_output=True,
         timeout=300,
     )

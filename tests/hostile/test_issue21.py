@@ -8,10 +8,10 @@ from pathlib import Path
 
 import orjson
 import pytest
-from pitree.tui.app import PitreeApp
-from pitree.widgets.context_view import ContextScreen
-from pitree.widgets.jump_dialog import JumpDialog
-from pitree.widgets.text_screen import TextScreen
+from pitree.widgets.app import PitreeApp
+from pitree.widgets.screens.context_view import ContextScreen
+from pitree.widgets.screens.jump_dialog import JumpDialog
+from pitree.widgets.screens.text_screen import TextScreen
 
 from tests.hostile.helpers import assert_screen_safe, run_cli, unsafe_chars, until
 from tests.unit.sessions import assistant, entry, header, user

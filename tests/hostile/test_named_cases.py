@@ -18,7 +18,7 @@ from pitree.session.context import build_context
 from pitree.session.layout import FILTERS, build_layout
 from pitree.session.load import load_bytes
 from pitree.store.session_file import EntryReader, load_session_fast
-from pitree.tui.app import PitreeApp
+from pitree.widgets.app import PitreeApp
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.tree_view import TreeView
 

@@ -343,7 +343,7 @@ def test_layout_under_every_filter_and_search(data: bytes, mode: str, draw: st.D
     folded = {r.node.id for r in rows[::3]}
     shown = visible_indices(layout, folded)
     assert list(shown) == sorted(set(shown))
-    from pitree.textout import tree_lines
+    from pitree.cli.textout import tree_lines
 
     lines = tree_lines(tree, layout)
     assert len(lines) == len(rows)

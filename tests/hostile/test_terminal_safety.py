@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
-from pitree.tui.app import PitreeApp
+from pitree.widgets.app import PitreeApp
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.tree_view import TreeView
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 import pytest
-from pitree.report import context_report
+from pitree.cli.report import context_report
 from pitree.session.usage import usage_report
 from pitree.store.session_file import load_session
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
-from pitree.cli import main
+from pitree.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 DUMP = Path(__file__).with_name("pi_dump.mjs")

@@ -18,7 +18,7 @@ import orjson
 import pytest
 from pitree.session.edits import edit_effect, path_edits, selected_flags
 from pitree.store.session_file import EntryReader, load_session
-from pitree.tui.render_system import system_estimate, system_text
+from pitree.widgets.render.system import system_estimate, system_text
 
 from tests.sessions import assistant, entry, tool_result, user, write_session
 

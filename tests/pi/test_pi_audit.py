@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pitree.report import compactions_report
+from pitree.cli.report import compactions_report
 from pitree.store.session_file import EntryReader, load_session
 
 from tests.conftest import CORPUS, DEMO

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 import pytest
-from pitree.export import export_path
+from pitree.ops.export import export_path
 from pitree.session.context import build_context
 from pitree.store.session_file import EntryReader, load_session
 

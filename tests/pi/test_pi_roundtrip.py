@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from pitree.report import context_report
+from pitree.cli.report import context_report
 from pitree.store.session_file import load_session
 
 pytestmark = pytest.mark.node
@@ -18,7 +18,7 @@ DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo.jsonl"
 
 
 def pitree(*args: str) -> dict:
-    out = subprocess.run([sys.executable, "-m", "pitree.cli", *args], capture_output=True, timeout=60)
+    out = subprocess.run([sys.executable, "-m", "pitree.cli.main", *args], capture_output=True, timeout=60)
     assert out.returncode == 0, out.stderr.decode()
     return orjson.loads(out.stdout)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from pitree.tui.app import PitreeApp
+from pitree.widgets.app import PitreeApp
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.tree_view import TreeView
 
@@ -216,7 +216,7 @@ async def test_late_creation_with_real_watching(tmp_path: Path) -> None:
 
 
 async def test_jump_with_extractive_summary(demo: Path) -> None:
-    from pitree.widgets.jump_dialog import JumpDialog
+    from pitree.widgets.screens.jump_dialog import JumpDialog
 
     app = make_app(demo)
     async with app.run_test(size=(140, 45)) as pilot:
@@ -240,7 +240,7 @@ async def test_jump_with_extractive_summary(demo: Path) -> None:
 
 
 async def test_jump_cancel_writes_nothing(demo: Path) -> None:
-    from pitree.widgets.jump_dialog import JumpDialog
+    from pitree.widgets.screens.jump_dialog import JumpDialog
 
     app = make_app(demo)
     async with app.run_test(size=(140, 45)) as pilot:
@@ -288,7 +288,7 @@ async def test_hostile_text_never_reaches_the_screen_raw(tmp_path: Path) -> None
 
 
 async def test_skipped_lines_screen(tmp_path: Path) -> None:
-    from pitree.widgets.text_screen import TextScreen
+    from pitree.widgets.screens.text_screen import TextScreen
 
     path = tmp_path / "bad.jsonl"
     path.write_bytes(to_bytes([user("u0000001", None)]) + b"garbage\n[1]\n")
@@ -304,7 +304,7 @@ async def test_skipped_lines_screen(tmp_path: Path) -> None:
 
 
 async def test_pre_v3_file_is_migrated_only_with_consent(tmp_path: Path) -> None:
-    from pitree.widgets.confirm_dialog import ConfirmDialog
+    from pitree.widgets.screens.confirm_dialog import ConfirmDialog
 
     path = tmp_path / "old.jsonl"
     original = (Path(__file__).resolve().parents[1] / "data" / "v1_linear.jsonl").read_bytes()
@@ -347,7 +347,7 @@ def test_load_progress_is_posted_at_most_every_tenth_of_a_second(demo: Path, mon
     posted: list[int] = []
     monkeypatch.setattr(app, "post_message", lambda m: posted.append(m.done) or True)
     clock = [100.0]
-    monkeypatch.setattr("pitree.tui.app.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("pitree.widgets.app.time.monotonic", lambda: clock[0])
     post = app._progress_poster()
     for done in range(1, 1000):  # a megabyte every millisecond
         post(done, 1000)

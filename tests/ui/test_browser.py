@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pitree.tui.app import PitreeApp
-from pitree.tui.browser import BrowserScreen, BrowserState
+from pitree.widgets.app import PitreeApp
+from pitree.widgets.screens.browser import BrowserScreen, BrowserState
 from textual.widgets import DataTable, Input
 
 from tests.sessions import HEADER, assistant, user, write_session

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pitree.session.context import build_context
-from pitree.widgets.context_view import ContextScreen
+from pitree.widgets.screens.context_view import ContextScreen
 from textual.widgets import DataTable, Static
 
 from tests.ui.test_app import make_app, until

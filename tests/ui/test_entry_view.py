@@ -15,8 +15,8 @@ from pitree.session.entries import Node
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, load_session
 from pitree.summary.tokens import count_text
-from pitree.tui.render import HEAD_CHARS, MAX_CHARS
 from pitree.widgets.entry_view import TOKEN_CHUNK, EntryView, count_tokens
+from pitree.widgets.render.entry import HEAD_CHARS, MAX_CHARS
 from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pitree.tui.app import PitreeApp
+from pitree.widgets.app import PitreeApp
 from pitree.widgets.entry_link import EntryLink
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.tree_view import TreeView

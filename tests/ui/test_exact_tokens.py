@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pitree.tui.after_load as after_load_module
-import pitree.tui.app as app_module
+import pitree.widgets.after_load as after_load_module
+import pitree.widgets.app as app_module
 import pitree.widgets.entry_view as entry_module
 import pytest
-from pitree.report import compaction_audit
+from pitree.cli.report import compaction_audit
 from pitree.store.session_file import EntryReader, load_session
-from pitree.tui.app import PitreeApp
+from pitree.widgets.app import PitreeApp
 from pitree.widgets.entry_view import NOT_COUNTED, EntryView
 from pitree.widgets.tree_view import TreeView
 

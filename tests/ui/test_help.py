@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from importlib import resources
 
-from pitree.tui.app import PitreeApp
-from pitree.widgets.jump_dialog import JumpDialog
+from pitree.widgets.app import PitreeApp
+from pitree.widgets.screens.jump_dialog import JumpDialog
 from pitree.widgets.tree_view import TreeView
 from textual.binding import Binding
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-from pitree.tui.app import PitreeApp
-from pitree.widgets.jump_dialog import JumpDialog
+from pitree.widgets.app import PitreeApp
+from pitree.widgets.screens.jump_dialog import JumpDialog
 from pitree.widgets.tree_view import TreeView
 from textual.widgets import Static
 

@@ -113,7 +113,7 @@ async def test_a_hidden_leaf_is_marked_on_its_nearest_shown_ancestor(tmp_path: P
 async def test_migration_notice_points_back_to_the_action_that_asked(
     tmp_path: Path, keys: tuple[str, ...], again: str
 ) -> None:
-    from pitree.widgets.confirm_dialog import ConfirmDialog
+    from pitree.widgets.screens.confirm_dialog import ConfirmDialog
 
     path = tmp_path / "old.jsonl"
     path.write_bytes((Path(__file__).resolve().parents[1] / "data" / "v1_linear.jsonl").read_bytes())
@@ -129,7 +129,7 @@ async def test_migration_notice_points_back_to_the_action_that_asked(
 
 
 async def test_the_jump_dialogs_summarizer_fits_at_80x24(tmp_path: Path) -> None:
-    from pitree.widgets.jump_dialog import JumpDialog
+    from pitree.widgets.screens.jump_dialog import JumpDialog
 
     path = tmp_path / "demo.jsonl"
     path.write_bytes(DEMO.read_bytes())

@@ -44,7 +44,7 @@ async def test_opens_and_follows_a_slot_rename(omp_session: Path) -> None:
 
 
 async def test_jump_with_summary_follows_omp(omp_session: Path) -> None:
-    from pitree.widgets.jump_dialog import JumpDialog
+    from pitree.widgets.screens.jump_dialog import JumpDialog
 
     slot = omp_session.read_bytes()[:SLOT_BYTES]
     app = make_app(omp_session)
@@ -67,8 +67,8 @@ async def test_jump_with_summary_follows_omp(omp_session: Path) -> None:
 async def test_the_browser_lists_omp_beside_pi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No --session-dir: Pi's folder and oh-my-pi's are both scanned; each row names its agent; the subagents
     sit under their session, and one opens like a session."""
-    from pitree.tui.app import PitreeApp
-    from pitree.tui.browser import BrowserScreen, BrowserState
+    from pitree.widgets.app import PitreeApp
+    from pitree.widgets.screens.browser import BrowserScreen, BrowserState
     from textual.widgets import DataTable
 
     from tests.unit.test_omp_cli import _store
@@ -97,7 +97,7 @@ async def test_the_browser_lists_omp_beside_pi(tmp_path: Path, monkeypatch: pyte
 
 
 async def test_context_view_says_it_followed_omp(omp_session: Path) -> None:
-    from pitree.widgets.context_view import ContextScreen
+    from pitree.widgets.screens.context_view import ContextScreen
     from textual.widgets import Static
 
     app = make_app(omp_session)

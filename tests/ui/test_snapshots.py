@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pitree.tui.app import PitreeApp
+from pitree.widgets.app import PitreeApp
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.tree_view import TreeView
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import gc
 import weakref
 
-import pitree.tui.app  # noqa: F401  (applies the fix, as running the explorer does)
+import pitree.widgets.app  # noqa: F401  (applies the fix, as running the explorer does)
 import pytest
-from pitree.tui import textual_fixes
+from pitree.widgets import textual_fixes
 from textual._styles_cache import StylesCache
 from textual.app import App, ComposeResult
 from textual.containers import Vertical

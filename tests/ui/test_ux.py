@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pitree.tui.app import PitreeApp
+from pitree.widgets.app import PitreeApp
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.status_bar import Status, StatusBar
 from pitree.widgets.tree_view import TreeView
@@ -201,7 +201,7 @@ async def test_deep_tree_guides_line_up(tmp_path: Path, keys: tuple[str, ...]) -
 
 
 async def test_confirm_dialog_keys_and_safe_first_focus(tmp_path: Path) -> None:
-    from pitree.widgets.confirm_dialog import ConfirmDialog
+    from pitree.widgets.screens.confirm_dialog import ConfirmDialog
     from textual.widgets import Button
 
     path = tmp_path / "old.jsonl"
@@ -225,7 +225,7 @@ async def test_confirm_dialog_keys_and_safe_first_focus(tmp_path: Path) -> None:
 
 
 async def test_label_dialog_removes_with_a_key(demo: Path) -> None:
-    from pitree.widgets.label_dialog import LabelDialog
+    from pitree.widgets.screens.label_dialog import LabelDialog
 
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -239,7 +239,7 @@ async def test_label_dialog_removes_with_a_key(demo: Path) -> None:
 
 
 async def test_export_dialog_keys_and_safe_first_focus(demo: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from pitree.widgets.export_dialog import ExportDialog
+    from pitree.widgets.screens.export_dialog import ExportDialog
     from textual.widgets import Button, Checkbox
 
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -282,7 +282,7 @@ async def test_export_dialog_keys_and_safe_first_focus(demo: Path, tmp_path: Pat
 
 
 def test_export_default_folders(tmp_path: Path) -> None:
-    from pitree.widgets.export_dialog import default_folder
+    from pitree.widgets.screens.export_dialog import default_folder
 
     session = tmp_path / "sessions" / "s.jsonl"
     home = tmp_path / "home"
@@ -344,7 +344,7 @@ async def test_header_names_the_columns_over_them(demo: Path) -> None:
 
 
 async def test_search_hits_say_which_session_is_the_fork(tmp_path: Path) -> None:
-    from pitree.tui.browser import BrowserScreen
+    from pitree.widgets.screens.browser import BrowserScreen
     from textual.widgets import DataTable
 
     from tests.sessions import assistant
@@ -378,9 +378,9 @@ async def test_search_hits_say_which_session_is_the_fork(tmp_path: Path) -> None
 
 
 def test_the_audit_says_why_its_numbers_need_not_add_up(demo: Path) -> None:
-    from pitree.report import compaction_audit
+    from pitree.cli.report import compaction_audit
     from pitree.store.session_file import load_session
-    from pitree.tui.audit_view import audit_parts
+    from pitree.widgets.render.audit import audit_parts
     from rich.text import Text
 
     from tests.ui.test_views import COMPACTION

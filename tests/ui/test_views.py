@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pitree.report import compaction_split
+from pitree.cli.report import compaction_split
 from pitree.session.context import build_context
-from pitree.widgets.context_view import ContextPlot, ContextScreen
 from pitree.widgets.entry_view import EntryView
-from pitree.widgets.text_screen import TextScreen
+from pitree.widgets.screens.context_view import ContextPlot, ContextScreen
+from pitree.widgets.screens.text_screen import TextScreen
 from pitree.widgets.tree_view import TreeView
 from textual.widgets import DataTable, Static
 
@@ -107,7 +107,7 @@ async def test_usage_view(demo_copy: Path) -> None:
 
 
 async def test_export_from_the_explorer(demo_copy: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from pitree.widgets.export_dialog import ExportDialog
+    from pitree.widgets.screens.export_dialog import ExportDialog
     from textual.widgets import Input
 
     home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"

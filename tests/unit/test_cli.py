@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 DEMO = ROOT / "assets" / "demo.jsonl"
 _SCRIPT = Path(sys.executable).with_name("pitree")
-PITREE = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "pitree.cli"]
+PITREE = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "pitree.widgets.main"]
 
 NASTY = "hello [bold]world[/bold] \x1b[31mred\x1b[0m \x1b]52;c;aGk=\x07 \x9b2J \u202eevil\u202c zero\u200bwidth"
 

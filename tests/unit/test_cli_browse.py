@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pitree.cli_browse as cli_browse
+import pitree.cli.browse as cli_browse
 import pytest
-from pitree.cli import CliError
-from pitree.cli_browse import add_browse_commands, resolve_session_arg
+from pitree.cli.browse import add_browse_commands, resolve_session_arg
+from pitree.cli.main import CliError
 
 from tests.unit.sessions import assistant, entry, user
 from tests.unit.test_session_index import ID_A1, ID_A2, ID_B1, ID_B2, write
@@ -241,7 +241,7 @@ def test_resolve_finds_a_session_whose_file_name_is_not_its_id(in_a: dict[str, A
 def test_json_output_does_not_load_rich(in_a: dict[str, Any], tmp_path: Path) -> None:
     code = (
         "import argparse, sys\n"
-        "from pitree.cli_browse import add_browse_commands\n"
+        "from pitree.cli.browse import add_browse_commands\n"
         "p = argparse.ArgumentParser(); add_browse_commands(p.add_subparsers())\n"
         "a = p.parse_args(['ls', '--all', '--json']); a.func(a)\n"
         "a = p.parse_args(['search', 'answer', '--json']); a.func(a)\n"

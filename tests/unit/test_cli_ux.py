@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pitree.cli as cli
+import pitree.cli.main as cli
 import pytest
-from pitree.cli import hoist_session_dir, main
+from pitree.cli.main import hoist_session_dir, main
 from pitree.session.text import human_size
 
 from tests.unit.sessions import user
@@ -20,7 +20,7 @@ from tests.unit.test_session_index import ID_A1, ID_B1, write
 
 
 def test_the_demo_folder_is_removed_when_pitree_exits(tmp_path: Path) -> None:
-    script = "from pitree.cli import demo_copy; p = demo_copy(); print(p, p.exists(), flush=True)"
+    script = "from pitree.cli.main import demo_copy; p = demo_copy(); print(p, p.exists(), flush=True)"
     env = {"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -36,7 +36,7 @@ def test_pitree_demo_opens_a_copy_that_is_then_removed(tmp_path: Path, monkeypat
     registered: list = []
     monkeypatch.setattr(atexit, "register", lambda fn: registered.append(fn))
     opened: list[Path] = []
-    monkeypatch.setattr(cli, "open_explorer", lambda path: opened.append(path) or 0)
+    monkeypatch.setattr(cli, "open_explorer", lambda path, tui: opened.append(path) or 0)
     assert main(["--demo"]) == 0
     assert opened[0].read_bytes() == DEMO.read_bytes() and opened[0].parent.parent == tmp_path
     for fn in registered:
@@ -131,9 +131,9 @@ def test_tree_text_has_no_fold_glyph() -> None:
 
 @pytest.mark.parametrize("width", [60, 68, 140])
 def test_usage_per_model_shows_the_whole_model_name(width: int) -> None:
+    from pitree.cli.textout import usage_tables
     from pitree.session.usage import usage_report
     from pitree.store.session_file import load_session_fast
-    from pitree.textout import usage_tables
     from rich.console import Console
 
     tree, _ = load_session_fast(Path(DEMO), save_cache=False)

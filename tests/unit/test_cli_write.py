@@ -19,7 +19,10 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 def pitree(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "pitree.cli", *args], capture_output=True, timeout=120, env={**os.environ, **(env or {})}
+        [sys.executable, "-m", "pitree.cli.main", *args],
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
     )
 
 

@@ -17,12 +17,12 @@ from typing import Any
 import orjson
 import pytest
 from markdown_it import MarkdownIt
-from pitree.cli import CliError
-from pitree.cli_export import add_export_command
-from pitree.export import ExportError, export_bytes, export_path
-from pitree.export.fork import fork_lines, resolved_labels, uuid7
-from pitree.export.html import CSP, CSS
-from pitree.export.markdown import fence, prose
+from pitree.cli.export import add_export_command
+from pitree.cli.main import CliError
+from pitree.ops.export import ExportError, export_bytes, export_path
+from pitree.ops.export.fork import fork_lines, resolved_labels, uuid7
+from pitree.ops.export.html import CSP, CSS
+from pitree.ops.export.markdown import fence, prose
 from pitree.session.context import build_context
 from pitree.store.export_file import write_export
 from pitree.store.session_file import EntryReader, load_session
@@ -437,7 +437,7 @@ def test_fence_is_never_closed_by_its_content(text: str) -> None:
     ],
 )
 def test_model_markdown_renders_without_html(source: str, html_has: list[str], html_lacks: list[str]) -> None:
-    from pitree.export.markdown import markdown_text
+    from pitree.ops.export.markdown import markdown_text
 
     rendered = md_to_html(markdown_text(source) + "\n\n</details>")
     for piece in html_has:

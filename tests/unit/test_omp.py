@@ -368,7 +368,7 @@ def test_discard_marker_row() -> None:
 
 
 def test_compaction_audit_follows_omp_kept_range() -> None:
-    from pitree.report_context import compaction_audit, compaction_split
+    from pitree.cli.report_context import compaction_audit, compaction_split
 
     tree = load_bytes(_bytes(_replay_compaction()))
     node = tree.get("c1")

@@ -8,10 +8,10 @@ import base64
 from pathlib import Path
 
 import pytest
-from pitree.export import content_parts, image_placeholder
+from pitree.ops.export import content_parts, image_placeholder
 from pitree.store import blobs
 from pitree.store.session_file import EntryReader, load_session_fast
-from pitree.tui.render import entry_parts, fold_text
+from pitree.widgets.render.entry import entry_parts, fold_text
 
 from tests.omp_files import PNG, blob_image, case16, message
 from tests.unit.test_render import plain
@@ -64,7 +64,7 @@ def test_omp_roles_are_named_and_cut_strings_say_so() -> None:
 
 @pytest.mark.parametrize("fmt", ["md", "html"])
 def test_export_of_an_omp_session(tmp_path: Path, fmt: str) -> None:
-    from pitree.export import export_bytes
+    from pitree.ops.export import export_bytes
 
     path, _ = case16(tmp_path)
     tree, _ = load_session_fast(path, final=True, save_cache=False)
@@ -77,7 +77,7 @@ def test_export_of_an_omp_session(tmp_path: Path, fmt: str) -> None:
 
 
 def test_html_embeds_only_real_raster_images_within_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pitree.export import html as export_html
+    from pitree.ops.export import html as export_html
 
     good = base64.b64encode(PNG).decode()
     assert export_html.image_src("image/png", good) == f"data:image/png;base64,{good}"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pitree.report import compaction_audit, compaction_split
+from pitree.cli.report import compaction_audit, compaction_split
 from pitree.store.session_file import EntryReader, load_session
-from pitree.tui.audit_view import audit_parts
+from pitree.widgets.render.audit import audit_parts
 from rich.console import Console
 
 from tests.unit.sessions import assistant, entry, message, user, write_session
@@ -83,8 +83,8 @@ def test_retain_none_is_not_a_problem(tmp_path: Path) -> None:
 
 
 def test_compactions_command_says_retain_none_and_what_after_adds_up(tmp_path: Path) -> None:
-    from pitree.report import compactions_report
-    from pitree.textout import print_compactions
+    from pitree.cli.report import compactions_report
+    from pitree.cli.textout import print_compactions
 
     for keep, checkpoint, words, not_words in (
         ("c1", False, ["kept: nothing (retain-none", "(summary; nothing kept (retain-none))"], ["NOT on the path"]),

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pitree.report import context_report
+from pitree.cli.report import context_report
 from pitree.session.context import build_context, grown_size
 from pitree.session.load import load_bytes
 from pitree.session.system_prompt import current_system_message, system_message_text
@@ -109,7 +109,7 @@ def test_case_3_replace(tmp_path: Path) -> None:
     report = context_report(tree, EntryReader(path, tree), None)
     assert [m["editedBy"] for m in report["messages"]] == ["e3", "e2"]
     assert [m["sourceEntryId"] for m in report["messages"]] == ["u1", "a1"]
-    from pitree.report_context import projected_messages
+    from pitree.cli.report_context import projected_messages
 
     projected = projected_messages(EntryReader(path, tree), ctx.messages)
     assert projected[1]["content"] == [{"type": "text", "text": "v2"}]  # role, usage and model unchanged

@@ -1,4 +1,4 @@
-"""pitree.tui.render: every entry type, wrong-typed fields, hostile text, folding and cutting huge fields."""
+"""pitree.widgets.render.entry: every entry type, wrong-typed fields, hostile text, folding and cutting huge fields."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import load_session
-from pitree.tui import render
-from pitree.tui.entry_header import header, relative_time, when
-from pitree.tui.lexers import call_path, lexer_for_path, lexer_for_text
-from pitree.tui.render import (
+from pitree.widgets.render import entry as render
+from pitree.widgets.render.entry import (
     HEAD_CHARS,
     HEAD_LINES,
     MAX_CHARS,
@@ -26,6 +24,8 @@ from pitree.tui.render import (
     raw_parts,
     token_text,
 )
+from pitree.widgets.render.entry_header import header, relative_time, when
+from pitree.widgets.render.lexers import call_path, lexer_for_path, lexer_for_text
 from rich.console import Console
 from rich.text import Text
 

@@ -1,4 +1,4 @@
-"""pitree.tui.render_pi1 through `entry_parts`: every Pi 1.x entry and field (SPEC-pi1 A2), wrong types, hostile
+"""pitree.widgets.render.pi1 through `entry_parts`: every Pi 1.x entry and field (SPEC-pi1 A2), wrong types, hostile
 text, huge values; system prompt text and Pi's estimate; context edits with a tree and the active path's edits."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pitree.session.edits import path_edits
 from pitree.store.session_file import EntryReader, load_session
-from pitree.tui.parts import MAX_CHARS, Fold, GoTo
-from pitree.tui.render import entry_parts, token_text
-from pitree.tui.render_pi1 import edit_note
-from pitree.tui.render_system import LIST_MAX, js_items, system_estimate, system_text
+from pitree.widgets.render.entry import entry_parts, token_text
+from pitree.widgets.render.parts import MAX_CHARS, Fold, GoTo
+from pitree.widgets.render.pi1 import edit_note
+from pitree.widgets.render.system import LIST_MAX, js_items, system_estimate, system_text
 from rich.text import Text
 
 from tests.sessions import assistant, entry, user, write_session
@@ -417,7 +417,7 @@ def test_huge_names_and_ids_are_cut() -> None:
 
 
 def test_header_colours_a_deferred_stop(tmp_path: Path) -> None:
-    from pitree.tui.entry_header import header
+    from pitree.widgets.render.entry_header import header
 
     path = write_session(tmp_path / "s.jsonl", [assistant("a1", None, stop="deferred")])
     tree, _ = load_session(path)

@@ -11,7 +11,7 @@ from pitree.session.context import build_context
 from pitree.session.context_curve import context_curve
 from pitree.session.load import load_bytes
 from pitree.session.usage import segments, usage_report
-from pitree.tui.plot import buckets, context_plot
+from pitree.widgets.render.plot import buckets, context_plot
 
 from tests.sessions import assistant, entry, to_bytes, ts, user
 

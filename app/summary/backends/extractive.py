@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...session.text import as_str
-from .prose import is_nudge, list_items, next_items, one_line, request_text, sentences, short
+from pitree.session.text import as_str
+from pitree.summary.backends.prose import is_nudge, list_items, next_items, one_line, request_text, sentences, short
 
 MAX_ITEMS = 8
 _MODEL = frozenset({"model"})

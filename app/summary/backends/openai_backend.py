@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .base import (
+from pitree.summary.backends.base import (
     BackendError,
     BackendUnavailable,
     SummaryRequest,

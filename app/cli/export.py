@@ -1,0 +1,73 @@
+"""`pitree export FILE [--leaf ID] --format md|html|jsonl -o OUT [--thinking] [--force]`.
+
+Writes one path (root -> leaf) as Markdown, a self-contained HTML page, or a new Pi session file (what
+Pi's fork writes). `-o -` prints Markdown or HTML to stdout. The source file is only read.
+`export_path` is re-exported here for the TUI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from pitree.ops.export import FORMATS, ExportError, export_bytes, export_path
+from pitree.session.text import count as count_of
+from pitree.session.text import make_safe
+from pitree.store.export_file import ExportFileError, check_target
+from pitree.store.session_file import EntryReader, SessionFileError, load_session_fast
+
+__all__ = ["add_export_command", "cmd_export", "export_path"]
+
+
+def _fail(message: str) -> Exception:
+    from pitree.cli.main import CliError  # lazily: cli.py imports this module
+
+    return CliError(message)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    source = Path(args.file).expanduser()
+    to_stdout = args.output == "-"
+    if to_stdout and args.format == "jsonl":
+        raise _fail("a jsonl export is a session file: give -o PATH (stdout is for md and html)")
+    out = None if to_stdout else Path(args.output).expanduser()
+    try:
+        if out is not None:  # refuse before loading a big file for nothing
+            check_target(out, force=args.force, source=source)
+        tree, _ = load_session_fast(source)
+        leaf = tree.resolve(args.leaf) if args.leaf is not None else tree.leaf
+        reader = EntryReader(source, tree)
+        if out is None:
+            data = export_bytes(tree, reader, leaf, args.format, args.thinking)
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+            return 0
+        export_path(tree, reader, leaf, args.format, out, thinking=args.thinking, force=args.force)
+    except (ExportError, ExportFileError, SessionFileError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    count = len(tree.branch(leaf))
+    where = leaf.id if leaf is not None else "(empty)"
+    shown = f"exported {count_of(count, 'entry', 'entries')} (root → {where}) as {args.format} to {out}"
+    print(make_safe(shown, keep_newlines=False))
+    return 0
+
+
+def add_export_command(sub: Any) -> None:
+    p = sub.add_parser(
+        "export",
+        help="write one path as Markdown, HTML, or a new Pi session (Pi's fork)",
+        description=(
+            "Export the path root → leaf. md/html: a readable document (tool calls folded, thinking omitted "
+            "unless --thinking, images as placeholders). jsonl: a new Pi session holding only that path and "
+            "its labels, with parentSession pointing back to FILE. The source file is never changed."
+        ),
+    )
+    p.add_argument("file", metavar="FILE", help="a Pi session file (.jsonl)")
+    p.add_argument("--leaf", metavar="ID", help="entry id or unique prefix (default: the file's leaf)")
+    p.add_argument("--format", required=True, choices=FORMATS, help="md, html or jsonl (a Pi session)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="output file; `-` = stdout (md/html)")
+    p.add_argument("--thinking", action="store_true", help="include the assistant's thinking (md/html)")
+    p.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
+    p.set_defaults(func=cmd_export)

@@ -1,0 +1,348 @@
+"""Readable (non-JSON) output of the scripting commands, through Rich.
+
+Session text only ever becomes `rich.text.Text` with control characters made visible, never markup:
+a `[bold]` in a message is printed as `[bold]`, an escape sequence as `␛[31m`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from pitree.cli.report_context import after_parts
+from pitree.session.layout import Layout
+from pitree.session.text import count, make_safe
+from pitree.session.tree import SessionTree
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.segment import Segment
+from rich.table import Table
+from rich.text import Text
+
+
+def safe(text: Any, style: str = "") -> Text:
+    return Text(make_safe(str(text) if text is not None else "", keep_newlines=True), style=style)
+
+
+def one_line(text: Any, style: str = "") -> Text:
+    return Text(make_safe(str(text) if text is not None else "", keep_newlines=False), style=style)
+
+
+ROLE_STYLES = {"user": "bold cyan", "assistant": "green"}
+
+
+def tree_lines(tree: SessionTree, layout: Layout) -> list[Text]:
+    """One Text per row: gutter, active-path dot, label, row text, and `← leaf` on the leaf."""
+    leaf = tree.leaf
+    out = []
+    for i, row in enumerate(layout.rows):
+        node = row.node
+        # `⊟` (foldable) means something only in the explorer, where a key folds it.
+        line = Text(layout.prefix(i).replace("⊟", "─"), style="dim")
+        on_path = node in layout.active
+        if on_path:
+            line.append("• ", style="bold blue")
+        label = tree.labels.get(node.id)
+        if label:
+            line.append_text(one_line(f"[{label}] ", "yellow"))
+        text = tree.row_text(node)
+        style = ROLE_STYLES.get(node.role or "", "")
+        if node.type != "message":
+            style = "magenta" if node.type in ("compaction", "branch_summary") else "dim"
+        elif node.role == "toolResult":
+            style = "dim"
+        line.append_text(one_line(text, style + (" bold" if on_path and style else "")))
+        if node is leaf:
+            line.append(" ← leaf", style="bold yellow")
+        line.append_text(one_line(f"  {node.id}", "dim"))
+        out.append(line)
+    return out
+
+
+def print_tree(console: Console, tree: SessionTree, layout: Layout) -> None:
+    header = tree.header or {}
+    title = Text("session ", style="bold")
+    title.append_text(one_line(tree.name or header.get("id") or "(no header)", "bold"))
+    title.append(
+        f"  {count(tree.entry_count, 'entry', 'entries')}, {len(layout.rows):,} shown ({layout.mode})", style="dim"
+    )
+    console.print(title)
+    for line in tree_lines(tree, layout):
+        console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
+    _print_skips(console, tree)
+
+
+def _print_skips(console: Console, tree: SessionTree) -> None:
+    if tree.skipped:
+        console.print(Text(f"{count(len(tree.skipped), 'line')} skipped:", style="yellow"))
+        for s in tree.skipped[:20]:
+            console.print(one_line(f"  line {s.line}: {s.reason}", "yellow"))
+        if len(tree.skipped) > 20:
+            console.print(Text(f"  … and {len(tree.skipped) - 20} more (see --json)", style="yellow"))
+    for p in tree.problems[:10]:
+        console.print(one_line(f"note: line {p.line}: {p.message}", "dim yellow"))
+    if len(tree.problems) > 10:
+        console.print(Text(f"note: … and {len(tree.problems) - 10} more (see --json)", style="dim yellow"))
+
+
+def print_context(console: Console, report: dict[str, Any]) -> None:
+    model = report["model"]
+    head = one_line(f"context at {report['leaf']}: ", "bold")
+    head.append_text(one_line(f"{count(len(report['messages']), 'message')}, model "))
+    head.append_text(one_line(f"{model.get('provider')}/{model.get('modelId')}" if model else "unknown"))
+    head.append_text(one_line(f", thinking {report['thinkingLevel']}"))
+    console.print(head)
+    table = Table(box=None, pad_edge=False)
+    for col in ("#", "role", "entry", "tokens", "tiktoken", "running"):
+        table.add_column(col, justify="right" if col in ("#", "tokens", "tiktoken", "running") else "left")
+    table.add_column("edit")
+    running = 0
+    system = report.get("system")
+    if system is not None:  # Pi 1.x: the system messages collapse into one head, sent first
+        running += system["tokens"]
+        sources = ", ".join(system["sourceEntryIds"])
+        tik = system.get("tiktoken")
+        tik_text = "" if tik is None else str(tik)
+        table.add_row("·", "system head", one_line(sources), str(system["tokens"]), tik_text, str(running), "")
+    for i, m in enumerate(report["messages"], 1):
+        folded = m["role"] == "system"
+        running += m["tokens"] if not m.get("excludeFromContext") and not folded else 0
+        role = m["role"] + (" (excluded)" if m.get("excludeFromContext") else "") + (" (in head)" if folded else "")
+        table.add_row(
+            str(i),
+            one_line(role),
+            one_line(m["entryId"]),
+            str(m["tokens"]),
+            str(m.get("tiktoken", "")),
+            str(running),
+            one_line(f"replaced by {m['editedBy']}" if m.get("editedBy") else ""),
+        )
+    console.print(table)
+    for omitted in report.get("omitted", []):
+        console.print(one_line(f"omitted: {omitted['entryId']} (by context edit {omitted['editedBy']})", "yellow"))
+    tok = report["tokens"]
+    console.print(Text(f"total: {tok['estimate']} tokens (Pi's chars/4 estimate), {tok['tiktoken']} (cl100k)"))
+    size = report.get("size")
+    if size is not None:
+        how = (
+            f"usage of {size['usageEntryId']} {size['usageTokens']} + {size['trailingTokens']} after it"
+            if size["usageEntryId"] is not None
+            else f"estimate: {size.get('estimateReason') or 'no valid usage'}"
+        )
+        console.print(one_line(f"context size (Pi 1.6): {size['tokens']} tokens ({how})"))
+
+
+def print_compactions(console: Console, report: dict[str, Any]) -> None:
+    comps = report["compactions"]
+    if not comps:
+        console.print("no compactions in this session")
+        return
+    for c in comps:
+        head = one_line(f"compaction {c['id']} (line {c['line']})", "bold magenta")
+        if c["onActivePath"]:
+            head.append("  on the active path", style="blue")
+        console.print(head)
+        console.print(one_line(f"  tokens before: {c['tokensBefore']}"))
+        summarized, kept = c["summarized"], c["kept"]
+        if c.get("retainNone"):
+            kept_s = "kept: nothing (retain-none: nothing kept, on purpose)"
+        else:
+            where = "on" if c["firstKeptOnPath"] else "NOT on"
+            kept_s = (
+                f"kept: {count(kept['entries'], 'message')}, ~{kept['tokens']} tokens"
+                f" from {c['firstKeptEntryId']} ({where} the path)"
+            )
+        console.print(
+            one_line(
+                f"  summarized: {count(summarized['entries'], 'message')}, ~{summarized['tokens']} tokens; {kept_s}"
+            )
+        )
+        dropped, checkpoint = c.get("droppedSystem"), c.get("checkpoint")
+        if dropped and dropped["entries"]:
+            console.print(one_line(f"  system messages dropped: {dropped['entries']}, ~{dropped['tokens']} tokens"))
+        if checkpoint is not None:
+            names = ""
+            if checkpoint.get("sections") is not None:
+                names = f": sections {', '.join(map(str, checkpoint['sections'])) or 'none'}; tools "
+                names += ", ".join(map(str, checkpoint["tools"])) or "none"
+            console.print(one_line(f"  checkpoint: ~{checkpoint['tokens']} tokens{names}"))
+        cost = c.get("usage")
+        if cost is not None:
+            console.print(one_line(f"  cost of the compaction: {cost['tokens']} tokens, ${cost['cost']:.4f}"))
+        after = c["tokensAfter"]
+        console.print(
+            one_line(
+                f"  summary: ~{c['summaryTokens']['estimate']} tokens; after: ~{after['estimate']} tokens"
+                + (f" ({after['tiktoken']} cl100k)" if after.get("tiktoken") is not None else "")
+                + f" ({after_parts(c)})"
+            )
+        )
+        for p in c["problems"]:
+            console.print(one_line(f"  problem: {p}", "red"))
+        console.print(Text("  summary:", style="dim"))
+        for line in (c["summary"] or "(empty)").splitlines():
+            console.print(Text("    ").append_text(safe(line)))
+
+
+def _when(ms: float | None) -> str:
+    if ms is None or ms != ms or math.isinf(ms):
+        return "?"
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) + " UTC"
+    except (OverflowError, OSError, ValueError):  # a timestamp no calendar holds (1e300)
+        return f"? ({ms:g} ms)"
+
+
+def _n(count: Any, one: str, many: str | None = None) -> str:
+    """`1 leaf`, `5 leaves`, `0 notes`."""
+    return f"{count} {one if count == 1 else many or one + 's'}"
+
+
+def _version(session: dict[str, Any]) -> str:
+    version = session.get("version")
+    if session.get("migratedInMemory"):
+        return f"{version} (migrated to version 3 in memory, as Pi does on open; the file is unchanged)"
+    return str(version)
+
+
+_ERROR_KINDS = {
+    "assistant": ("error reply", "error replies"),
+    "toolResult": ("failed tool result", "failed tool results"),
+    "bashExecution": ("failed bash command", "failed bash commands"),
+}
+
+
+def _errors(report: dict[str, Any]) -> str:
+    kinds = report.get("errorKinds") or {}
+    shown = [_n(n, *_ERROR_KINDS.get(k, (k, k))) for k, n in kinds.items()]
+    return f"{report['errors']}" + (f" ({', '.join(shown)})" if shown else "")
+
+
+def print_info(console: Console, report: dict[str, Any]) -> None:
+    s = report["session"]
+    rows: list[tuple[str, Any]] = [
+        ("name", s["name"] or "(none)"),
+        ("id", s["id"]),
+        ("version", _version(s)),
+        ("cwd", s["cwd"]),
+        ("parent session", s["parentSession"] or "(none)"),
+        ("size", f"{report['bytes']} bytes" if report["bytes"] is not None else "?"),
+        ("entries", f"{report['entries']} ({_n(report['skipped'], 'line')} skipped, {_n(report['problems'], 'note')})"),
+        ("types", ", ".join(f"{k} {v}" for k, v in report["types"].items())),
+        ("roles", ", ".join(f"{k} {v}" for k, v in report["roles"].items())),
+        ("branches", f"{_n(report['branches'], 'leaf', 'leaves')}; active leaf {report['leaf']}"),
+        ("compactions", report["compactions"]),
+        ("labels", report["labels"]),
+        ("errors", _errors(report)),
+        ("time", f"{_when(report['firstTimestamp'])} → {_when(report['lastTimestamp'])}"),
+    ]
+    u = report["usage"]
+    rows.append(
+        (
+            "usage",
+            f"input {u['input']}, output {u['output']}, cache read {u['cacheRead']}, "
+            f"cache write {u['cacheWrite']}, total {u['totalTokens']}, cost ${u['cost']:.4f}",
+        )
+    )
+    if u.get("sources"):
+        rows.append(("  from", ", ".join(f"{k} {v}" for k, v in u["sources"].items())))
+    for model, m in report["models"].items():
+        replies = _n(m["messages"], "usage", "usages")
+        rows.append((f"  {model}", f"{replies}, {m['totalTokens']} tokens, ${m['cost']:.4f}"))
+    # Plain lines, not a Table: a table pads every line to its width, and `pitree info | grep` got the spaces.
+    cells = [(one_line(k), one_line(v)) for k, v in rows]
+    width = max(k.cell_len for k, _ in cells)
+    out = Text()
+    for i, (k, v) in enumerate(cells):
+        out.append("\n" if i else "")
+        out.append(k.plain + " " * (width - k.cell_len), "bold")
+        if v.plain:
+            out.append("  ")
+            out.append(v)
+    console.print(out, soft_wrap=True)
+
+
+def _usage_cells(u: dict[str, Any]) -> list[str]:
+    return [
+        f"{u['messages']:,}",
+        f"{u['input']:,}",
+        f"{u['output']:,}",
+        f"{u['cacheRead']:,}",
+        f"{u['cacheWrite']:,}",
+        f"{u['totalTokens']:,}",
+        f"${u['cost']:,.4f}",
+    ]
+
+
+USAGE_HEADS = ("usages", "input", "output", "cache read", "cache write", "tokens", "cost")
+
+
+def _usage_table(title: str, first: str) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False, padding=(0, 2, 0, 0))
+    table.add_column(first)
+    for name in USAGE_HEADS:
+        table.add_column(name, justify="right")
+    return table
+
+
+class ModelsTable:
+    """The per-model table. The model's name comes first: when the name and the numbers do not fit on one line,
+    each name gets a line of its own above its numbers (a squeezed column cut it to "anthro…")."""
+
+    def __init__(self, models: dict[str, dict[str, Any]]) -> None:
+        self.rows = [(one_line(name), _usage_cells(u)) for name, u in models.items()]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = _usage_table("Per model", "model")
+        longest = max((name.cell_len for name, _ in self.rows), default=5)
+        numbers = sum(max(len(h), *(len(c[k]) for _, c in self.rows)) + 2 for k, h in enumerate(USAGE_HEADS))
+        if longest + 2 + numbers <= options.max_width or not self.rows:
+            for name, cells in self.rows:
+                table.add_row(name, *cells)
+            yield table
+            return
+        table.columns[0].header = ""
+        table.columns[0].width = 0
+        table.title = "Per model (the name above its numbers)"
+        for _, cells in self.rows:
+            table.add_row("", *cells)
+        # The name lines go between the table's rows: render the table and interleave.
+        lines = console.render_lines(table, options.update(height=None), pad=False)
+        head = len(lines) - len(self.rows)  # title and header, then one line per model
+        yield from _lines(lines[:head])
+        for k, (name, _) in enumerate(self.rows):
+            yield Text("  ").append_text(name)
+            yield from _lines(lines[head + k : head + k + 1])
+
+
+def _lines(lines: list[list[Segment]]) -> RenderResult:
+    for line in lines:
+        yield from line
+        yield Segment.line()
+
+
+def usage_tables(report: dict[str, Any]) -> Group:
+    """`pitree usage` as Rich tables: totals, per model, per branch segment (active path in bold). A usage is one
+    record Pi 1.x counts (a reply, a tool result, a usage entry, a summary); tokens are the sum of the four parts."""
+    totals = _usage_table("Totals", "")
+    totals.add_row("session", *_usage_cells(report["total"]), style="bold")
+    totals.add_row("active path (root → leaf)", *_usage_cells(report["activePath"]))
+    models = ModelsTable(report["models"])
+    segs = _usage_table("Per branch segment (between forks; • on the active path)", "segment")
+    segs.columns[0].no_wrap = True
+    segs.columns[0].overflow = "ellipsis"
+    segs.add_column("entries", justify="right")
+    for seg in report["segments"]:
+        head = Text("  " * min(seg["forks"], 12))
+        head.append("• " if seg["onActivePath"] else "  ", "bold blue")
+        head.append_text(one_line(seg["startId"], "dim"))
+        head.append(" ")
+        head.append_text(one_line(seg["text"][:48]))
+        if seg["holdsLeaf"]:
+            head.append(" ← leaf", "bold yellow")
+        segs.add_row(head, *_usage_cells(seg), f"{seg['entries']:,}", style="bold" if seg["onActivePath"] else "")
+    return Group(totals, Text(""), models, Text(""), segs)
+
+
+def print_usage(console: Console, report: dict[str, Any]) -> None:
+    console.print(usage_tables(report))

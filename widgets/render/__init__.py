@@ -1,0 +1,1 @@
+"""Session model -> rich `Text`: entries, their parts, plots; never markup."""

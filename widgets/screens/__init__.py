@@ -1,0 +1,1 @@
+"""Full screens and modal dialogs of the explorer."""

@@ -1,0 +1,379 @@
+"""`BrowserScreen`: every Pi session on disk (`pitree` with no file), and full-text search across them.
+
+The list comes from the SQLite index (`store.session_index`): what it already holds is on screen at once,
+then a thread worker brings it up to date with a progress bar (cold: every file is read; warm: only new
+and changed ones), and a watch on the sessions folder refreshes it whenever Pi writes. The current
+folder's sessions come first (Pi's cwd match); Tab shows all of them. Forked sessions sit under their
+parent (header `parentSession`). `/` searches every session (words, "phrase", re:regex); Enter opens the
+selected session, or a search hit at its entry. The screen dismisses with (path, entry id or None).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pitree.session.summary_info import SessionInfo, thread_sessions
+from pitree.session.text import count, human_size, make_safe
+from pitree.store.catalog import find_session_paths, session_roots
+from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
+from pitree.store.watch import watch_sessions
+from pitree.widgets.screens.browser_columns import session_columns
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.worker import get_current_worker
+
+AGENT_NAMES = {"pi": "pi", "omp": "oh-my-pi"}  # the agent column: which agent wrote the session
+SEARCH_DELAY = 0.2  # seconds of no typing before a search runs
+HIT_COLUMNS = (("session", 40), ("kind", 10), ("entry", 9), ("match", 100))
+
+
+def _agent(s: SessionInfo, depth: int) -> str:
+    """Which agent wrote the session; an oh-my-pi subagent transcript (listed under its session) says so."""
+    sub = depth and s.agent == "omp" and not s.parent_session
+    return AGENT_NAMES.get(s.agent, s.agent) + (" sub" if sub else "")
+
+
+@dataclass
+class BrowserState:
+    """What the browser remembers while a session is open, so Esc comes back to the same place."""
+
+    session_dir: str | None = None
+    cwd: str = field(default_factory=os.getcwd)
+    show_all: bool = False
+    query: str = ""
+    selected: str | None = None  # path of the selected row
+
+
+def relative_age(ms: float, now: float | None = None) -> str:
+    seconds = max(0.0, (now if now is not None else time.time()) - ms / 1000)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size:.0f}{unit} ago"
+    return "just now"
+
+
+class BrowserScreen(Screen[tuple[Path, str | None] | None]):
+    """The sessions list and search. Dismisses with (path, entry id) to open, or None (quit)."""
+
+    DEFAULT_CSS = """
+    BrowserScreen { layout: vertical; }
+    BrowserScreen #browser-head { height: auto; padding: 0 1; background: $panel; }
+    BrowserScreen #browser-search { display: none; }
+    BrowserScreen #browser-progress { height: 1; margin: 0 1; display: none; }
+    BrowserScreen DataTable { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("tab", "toggle_scope", "This folder / all", priority=True),
+        Binding("slash", "search", "Search all", key_display="/"),
+        Binding("escape", "clear_search", "Back to the list", show=False),
+        Binding("q", "quit_browser", "Quit"),
+    ]
+
+    class Refreshed(Message):
+        """Posted by the index worker when the index is up to date."""
+
+        def __init__(self, stats: RefreshStats) -> None:
+            self.stats = stats
+            super().__init__()
+
+    class Progress(Message):
+        """Posted by the index worker as files are read."""
+
+        def __init__(self, done: int, total: int) -> None:
+            self.done, self.total = done, total
+            super().__init__()
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, BrowserScreen.Progress)
+
+    class Found(Message):
+        """Posted by the search worker with its hits (or an error for a bad query)."""
+
+        def __init__(self, query: str, hits: list[SearchHit], error: str | None) -> None:
+            self.query, self.hits, self.error = query, hits, error
+            super().__init__()
+
+    def __init__(self, state: BrowserState, index: SessionIndex | None = None) -> None:
+        super().__init__()
+        self.state = state
+        # Pi's sessions and oh-my-pi's (one folder when they are the same); the first is Pi's
+        self.roots = [root for root, _ in session_roots(state.session_dir)]
+        self.root = self.roots[0]
+        self.index = index or SessionIndex()
+        self.sessions: list[SessionInfo] = []
+        self.rows: list[tuple[SessionInfo, int]] = []
+        self.hits: list[SearchHit] = []
+        self.mode = "sessions"  # or "hits"
+        self._columns_for = 0  # the width the session columns were chosen for
+        self.refreshing = False
+        self.stats: RefreshStats | None = None
+        self._search_timer: Timer | None = None
+        self._stop_watch = asyncio.Event()
+        self._listed_at = 0.0  # monotonic time of the last show_sessions
+        self._by_path_of: list[SessionInfo] | None = None
+        self._by_path_cache: dict[str, SessionInfo] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="browser-head")
+        yield Input(placeholder='search every session: words, "a phrase", re:regex — Enter opens', id="browser-search")
+        yield ProgressBar(id="browser-progress", show_eta=False)
+        yield DataTable(cursor_type="row", zebra_stripes=True, id="browser-table")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).focus()
+        self.show_sessions()
+        self.refreshing = True
+        self.refresh_index()
+        for i, root in enumerate(self.roots):
+            self.run_worker(self._watch(root), group=f"browser-watch-{i}", exclusive=True, exit_on_error=False)
+        if self.state.query:
+            box = self.query_one(Input)
+            box.display = True
+            box.value = self.state.query
+            self.run_search(self.state.query)
+
+    def on_unmount(self) -> None:
+        self._stop_watch.set()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.mode == "sessions" and event.size.width != self._columns_for:
+            self.show_sessions()  # the columns that fit the new width
+
+    # ---- the index ------------------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="browser-index", description="Indexing sessions", exit_on_error=False)
+    def refresh_index(self) -> None:
+        worker = get_current_worker()
+        stats = RefreshStats()
+        for root in self.roots:
+            part = self.index.refresh(
+                find_session_paths(root),
+                progress=lambda done, total, _b, _bt: self.post_message(self.Progress(done, total)),
+                cancel=lambda: worker.is_cancelled,
+                root=root,
+            )
+            for name in ("added", "updated", "removed", "unchanged", "errors", "seconds"):
+                setattr(stats, name, getattr(stats, name) + getattr(part, name))
+            stats.cancelled = stats.cancelled or part.cancelled
+        if not worker.is_cancelled:
+            self.post_message(self.Refreshed(stats))
+
+    async def _watch(self, root: Path) -> None:
+        async for _ in watch_sessions(root, self._stop_watch, poll_fallback=30.0):
+            if not self.refreshing:
+                self.refreshing = True
+                self.refresh_index()
+
+    def on_browser_screen_progress(self, message: Progress) -> None:
+        bar = self.query_one(ProgressBar)
+        if message.total and message.done < message.total:
+            bar.display = True
+            bar.update(total=message.total, progress=message.done)
+            self._update_head(f"indexing {message.done:,}/{message.total:,} sessions …")
+            now = time.monotonic()
+            if self.mode == "sessions" and now - self._listed_at > 1.0:
+                self.show_sessions()  # what is indexed so far (written in batches), so a cold start shows rows
+                self._update_head(f"indexing {message.done:,}/{message.total:,} sessions …")
+
+    def on_browser_screen_refreshed(self, message: Refreshed) -> None:
+        self.refreshing = False
+        self.stats = message.stats
+        self.query_one(ProgressBar).display = False
+        stats = message.stats
+        changed = stats.added or stats.updated or stats.removed or not self.sessions
+        if self.mode == "sessions" and changed:
+            self.show_sessions()
+        else:
+            self._update_head()
+
+    # ---- the sessions list ----------------------------------------------------------------------------------
+
+    def _scoped(self) -> list[SessionInfo]:
+        everything = [s for root in self.roots for s in self.index.sessions(root=root)]
+        everything.sort(key=lambda s: (-s.last_activity, str(s.path)))
+        self.sessions = everything
+        if self.state.show_all:
+            return everything
+        return [s for s in everything if s.cwd == self.state.cwd]
+
+    def show_sessions(self) -> None:
+        self.mode = "sessions"
+        self._listed_at = time.monotonic()
+        table = self.query_one(DataTable)
+        keep = self.state.selected
+        table.clear(columns=True)
+        self.rows = thread_sessions(self._scoped())
+        agents = {s.agent for s, _ in self.rows}
+        self._columns_for = self.size.width
+        columns = session_columns(self.size.width, self.state.show_all, agents)
+        for name, width in columns:
+            table.add_column(name, key=name, width=width)
+        names = [name for name, _ in columns]
+        now = time.time()
+        target = 0
+        for i, (s, depth) in enumerate(self.rows):
+            title = Text("  " * depth + ("└ " if depth else ""), "dim")
+            title.append(make_safe(s.title, keep_newlines=False)[:120], "bold" if s.name else "")
+            cells = {
+                "last activity": relative_age(s.last_activity, now),
+                "session": title,
+                "cwd": Text(make_safe(s.cwd, keep_newlines=False), "dim"),
+                "entries": Text(f"{s.entries:,}", justify="right"),
+                "branches": Text(f"{s.branches:,}", justify="right"),
+                "compactions": Text(f"{s.compactions:,}", justify="right"),
+                "size": Text(human_size(s.size), justify="right"),
+                "agent": Text(_agent(s, depth), "dim"),
+            }
+            table.add_row(*(cells[n] for n in names), key=str(s.path))
+            if keep is not None and str(s.path) == keep:
+                target = i
+        if self.rows:
+            table.move_cursor(row=target)
+        self._update_head()
+
+    def _update_head(self, busy: str | None = None) -> None:
+        head = Text()
+        head.append("Pi sessions ", "bold")
+        head.append(make_safe(str(self.root), keep_newlines=False), "cyan")
+        for root in self.roots[1:]:
+            head.append(" + oh-my-pi ", "bold")
+            head.append(make_safe(str(root), keep_newlines=False), "cyan")
+        scope = "all folders" if self.state.show_all else f"this folder ({self.state.cwd})"
+        head.append(f"  ·  {make_safe(scope, keep_newlines=False)} (Tab)")
+        if self.mode == "sessions":
+            head.append(f"  ·  {len(self.rows):,} of {len(self.sessions):,} sessions")
+        else:
+            head.append(f"  ·  {len(self.hits):,} hits")
+        if busy:
+            head.append(f"  ·  {busy}", "yellow")
+        elif self.stats is not None and self.stats.errors:
+            head.append(f"  ·  {count(self.stats.errors, 'file')} could not be read", "yellow")
+        if not self.root.exists():
+            head.append("\nno sessions folder yet: waiting for Pi to create it", "yellow")
+        elif self.mode == "sessions" and not self.rows and self.sessions and not self.state.show_all:
+            head.append("\nno session started in this folder: Tab shows every folder's", "yellow")
+        self.query_one("#browser-head", Static).update(head)
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.mode == "sessions" and event.row_key.value is not None:
+            self.state.selected = event.row_key.value
+
+    @on(DataTable.RowSelected)
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self._open(event.cursor_row)
+
+    def _open(self, row: int) -> None:
+        if self.mode == "sessions":
+            if 0 <= row < len(self.rows):
+                self.dismiss((self.rows[row][0].path, None))
+        elif 0 <= row < len(self.hits):
+            hit = self.hits[row]
+            self.dismiss((hit.path, hit.entry_id))
+
+    def action_toggle_scope(self) -> None:
+        self.state.show_all = not self.state.show_all
+        if self.mode == "sessions":
+            self.show_sessions()
+        else:
+            self.run_search(self.state.query)
+
+    def action_quit_browser(self) -> None:
+        if self.query_one(Input).has_focus:
+            return
+        self.dismiss(None)
+
+    # ---- search ---------------------------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        box = self.query_one(Input)
+        box.display = True
+        box.focus()
+
+    def action_clear_search(self) -> None:
+        box = self.query_one(Input)
+        if not box.display:
+            return
+        box.value = ""
+        box.display = False
+        self.state.query = ""
+        self.workers.cancel_group(self, "browser-search")
+        self.show_sessions()
+        self.query_one(DataTable).focus()
+
+    @on(Input.Changed, "#browser-search")
+    def _typed(self, event: Input.Changed) -> None:
+        self.state.query = event.value
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        if not event.value.strip():
+            self.workers.cancel_group(self, "browser-search")
+            self.show_sessions()
+            return
+        self._search_timer = self.set_timer(SEARCH_DELAY, lambda: self.run_search(event.value))
+
+    @on(Input.Submitted, "#browser-search")
+    def _submitted(self, event: Input.Submitted) -> None:
+        table = self.query_one(DataTable)
+        table.focus()
+        if self.mode == "hits" and self.hits and event.value == self.state.query:
+            self._open(table.cursor_row)
+
+    @work(thread=True, exclusive=True, group="browser-search", description="Searching sessions", exit_on_error=False)
+    def run_search(self, query: str) -> None:
+        worker = get_current_worker()
+        cwd = None if self.state.show_all else self.state.cwd
+        try:
+            hits = [h for root in self.roots for h in self.index.search(query, limit=500, cwd=cwd, root=root)][:500]
+            error = None
+        except ValueError as exc:
+            hits, error = [], str(exc)
+        if not worker.is_cancelled:
+            self.post_message(self.Found(query, hits, error))
+
+    def _hit_title(self, hit: SearchHit) -> Text:
+        """The session's title; a fork's (which often shares its parent's first message) says it is one."""
+        info = self._by_path.get(str(hit.path))
+        title = Text()
+        if info is not None and info.parent_session:
+            title.append("fork: ", "bold yellow")
+        title.append(make_safe(hit.title, keep_newlines=False)[:40], "bold")
+        return title
+
+    @property
+    def _by_path(self) -> dict[str, SessionInfo]:
+        if self._by_path_of is not self.sessions:
+            self._by_path_cache = {str(s.path): s for s in self.sessions}
+            self._by_path_of = self.sessions
+        return self._by_path_cache
+
+    def on_browser_screen_found(self, message: Found) -> None:
+        if message.query != self.state.query:
+            return  # typed on since
+        self.mode = "hits"
+        self.hits = message.hits
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        for name, width in HIT_COLUMNS:
+            table.add_column(name, key=name, width=width)
+        for i, hit in enumerate(message.hits):
+            table.add_row(
+                self._hit_title(hit),
+                Text(hit.kind, "dim"),
+                Text(make_safe(hit.entry_id, keep_newlines=False), "cyan"),
+                Text(make_safe(hit.snippet, keep_newlines=False)),
+                key=str(i),
+            )
+        self._update_head(make_safe(message.error, keep_newlines=False) if message.error else None)

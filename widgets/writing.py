@@ -1,0 +1,163 @@
+"""`WritingMixin`: the explorer's writes, each one appended line: the jump (Enter), labels (Shift+L), and the
+consented migration of a pre-v3 file that Pi would rewrite anyway.
+
+Everything that could go wrong with the file (changed on disk meanwhile, no header, old version, a failed
+write) ends in a notice and nothing written; the live tail then shows what was appended.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pitree.session.tree import SessionTree
+from pitree.widgets.explorer_base import ExplorerBase
+from pitree.widgets.tree_view import TreeView
+from rich.text import Text
+from textual import on
+
+if TYPE_CHECKING:
+    from pitree.widgets.live import LiveSession
+
+
+class WritingMixin(ExplorerBase):
+    """Part of `PitreeApp` (see `app.py`): the state it reads is the app's."""
+
+    live: LiveSession | None
+    follow_off: bool
+    config_overrides: dict[str, object]
+    _select_after_append: str | None
+    _appended_id: str | None
+
+    @on(TreeView.Chosen)
+    def _chosen(self, message: TreeView.Chosen) -> None:
+        from pitree.store.guard import write_warnings
+        from pitree.summary.jump import plan_jump
+        from pitree.widgets.screens.jump_dialog import JumpDialog
+
+        tree, reader = self.stree, self.reader
+        if tree is None or reader is None:
+            return
+        if not self._writable(tree, "press Enter again to jump"):
+            return
+        plan = plan_jump(tree, message.node)
+        if plan.noop:
+            self.notify("the leaf is already here; nothing to do")
+            return
+        config = self._config()
+        if config is None:
+            return
+        warnings = write_warnings(self.path)
+        self.push_screen(
+            JumpDialog(plan, tree, reader, config.summarizer, config, warnings), callback=self._append_entry
+        )
+
+    def _config(self):  # type: ignore[no-untyped-def]
+        from pitree.config import ConfigError, load_config
+
+        try:
+            return load_config(overrides=self.config_overrides)
+        except ConfigError as exc:
+            self.notify(str(exc), title="configuration", severity="error")
+            return None
+
+    def _writable(self, tree: SessionTree, again: str) -> bool:
+        """Whether pitree may append here; `again`: how to redo the action that asked, once migrated."""
+        if tree.header is None:
+            self.notify(
+                "this file has no session header: Pi treats it as empty, so pitree will not write to it",
+                severity="error",
+            )
+            return False
+        if tree.version < 3:
+            self._offer_migration(tree, again)
+            return False
+        return True
+
+    def _offer_migration(self, tree: SessionTree, again: str) -> None:
+        """Pi rewrites pre-v3 files when it opens them; pitree does so only with consent, atomically, with a backup."""
+        from pitree.widgets.screens.confirm_dialog import ConfirmDialog
+
+        question = Text()
+        question.append(f"This is a version {tree.version:g} session.\n\n", "bold")
+        question.append(
+            "Pi itself rewrites such files to version 3 when it opens them. To append here, pitree must do the same: "
+            "it writes the v3 file next to it, syncs it, renames it over the original (atomic) and keeps the original "
+            f"as {self.path.name}.bak-<time>. Entry ids stay as pitree shows them."
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.migrate_file(again)
+
+        self.push_screen(ConfirmDialog(question, "Migrate (backup kept)"), callback=answered)
+
+    def migrate_file(self, again: str) -> None:
+        from pitree.cli.write import WriteError, migrated_bytes
+        from pitree.store.append import AppendError, rewrite_atomically
+
+        try:
+            size = self.path.stat().st_size
+            backup = rewrite_atomically(self.path, migrated_bytes(self.path), expect_size=size)
+        except (WriteError, AppendError, OSError) as exc:
+            self.notify(str(exc), title="not migrated", severity="error", timeout=10)
+            return
+        self.notify(f"migrated to version 3; the original is {backup}. Now {again}.", timeout=10)
+        if self.live is not None:
+            self.call_later(self.live.check)
+
+    def action_label(self) -> None:
+        from pitree.widgets.screens.label_dialog import LabelDialog
+
+        node = self.tree_view.cursor_node
+        tree = self.stree
+        if node is None or tree is None or not self._writable(tree, "press Shift+L again to label"):
+            return
+
+        def done(label: str | None) -> None:
+            if label is None or tree is None or node is None:
+                return
+            from pitree.summary.jump import label_entry
+
+            if not label and node.id not in tree.labels:
+                return
+            self._append_entry(label_entry(tree, node, label or None))
+
+        self.push_screen(LabelDialog(tree.row_text(node), tree.labels.get(node.id)), callback=done)
+
+    def _append_entry(self, entry: dict | None) -> None:
+        """Append one entry (from the jump or label dialog); the live tail then shows it."""
+        import orjson
+        from pitree.store.append import AppendError, append_line
+
+        if entry is None or self.stree is None:
+            return
+        live = self.live
+        if live is not None and live.builder is not None:
+            before = live.builder.size
+            event = live.tailer.poll()
+            if event.slot:
+                live.apply_slot(event.slot)
+            if event.kind == "append":
+                live._apply(event.data)
+            if event.kind not in ("unchanged", "waiting") or live.builder.size != before:
+                self.notify(
+                    "the session changed on disk while you were choosing; nothing was written — look and try again",
+                    severity="error",
+                    timeout=8,
+                )
+                return
+        try:
+            size = self.path.stat().st_size
+            append_line(self.path, orjson.dumps(entry), expect_size=size)
+        except (AppendError, OSError) as exc:
+            self.notify(str(exc), title="nothing written", severity="error", timeout=10)
+            return
+        self.follow_off = False
+        self._select_after_append = entry["id"] if entry["type"] != "label" else None
+        self._appended_id = entry["id"]  # not news when the tail brings it back (see `entries_added`)
+        if live is not None:
+            self.call_later(live.check)
+        if entry["type"] == "label":  # Pi's leaf becomes the label entry, a child of the old leaf: same conversation
+            self.notify(f"appended label {entry['id']} under the leaf: `pi --session` continues the same conversation")
+        else:
+            self.notify(f"appended {entry['type']} {entry['id']}: Pi continues here on `pi --session`")
