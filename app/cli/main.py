@@ -26,7 +26,7 @@ from pitree.session.text import json_safe, make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, SessionFileError, load_session_fast
 
-SUBCOMMANDS = ("tree", "context", "compactions", "info", "usage", "export", "ls", "search", "branch", "label")
+SUBCOMMANDS = ("tree", "context", "compactions", "info", "usage", "export", "ls", "search", "branch", "label", "diff")
 
 
 class CliError(Exception):
@@ -198,12 +198,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_usage)
 
     from pitree.cli.browse import add_browse_commands
+    from pitree.cli.diff import add_diff_command
     from pitree.cli.export import add_export_command
     from pitree.cli.write import add_write_commands
 
     add_export_command(sub)
     add_browse_commands(sub)
     add_write_commands(sub)
+    add_diff_command(sub)
     return parser
 
 

@@ -149,6 +149,7 @@ def _when(ms: float) -> str | None:
 def side_dict(side: Side, ctx: ContextSize, only: dict[str, list[str]], text: str) -> dict[str, Any]:
     read, modified = side.files.lists()
     duration = side.duration_ms
+    last = side.last_answer
     return {
         "tipId": side.tip.id,
         "tipLine": side.tip.line,
@@ -167,7 +168,7 @@ def side_dict(side: Side, ctx: ContextSize, only: dict[str, list[str]], text: st
         "branchSummaries": [{"entryId": i, "text": t} for i, t in side.summaries],
         "files": {"read": read, "modified": modified, "complete": side.files_complete, "only": only},
         "context": ctx.as_dict(),
-        "lastAnswer": None if side.last_answer is None else {"entryId": side.last_answer[0], "text": side.last_answer[1]},
+        "lastAnswer": None if last is None else {"entryId": last[0], "text": last[1]},
         "turns": [t.as_dict() for t in side.turns],
     }
 

@@ -193,7 +193,7 @@ def _files(side: Side, with_calls: list[Node], last_answer: Node | None, read: R
         message = entry.get("message")
         if not isinstance(message, dict):
             continue
-        if node is last_answer:
+        if last_answer is not None and node is last_answer:
             side.last_answer = (node.id, answer_text(message))
         extract_file_ops(message, side.files)
 
