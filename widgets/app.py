@@ -22,6 +22,7 @@ from pitree.summary.tokens import encoder_built
 from pitree.widgets import textual_fixes
 from pitree.widgets.after_load import AfterLoadMixin
 from pitree.widgets.commands import CommandsMixin
+from pitree.widgets.compare import CompareMixin
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.live import LiveSession
 from pitree.widgets.live_view import LiveViewMixin
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
     from pitree.widgets.screens.browser import BrowserState
 
 
-class PitreeApp(LiveViewMixin, AfterLoadMixin, CommandsMixin, WritingMixin, ScreensMixin, PanesMixin):
+class PitreeApp(LiveViewMixin, AfterLoadMixin, CommandsMixin, CompareMixin, WritingMixin, ScreensMixin, PanesMixin):
     """The explorer on one session file."""
 
     TITLE = "pitree"
@@ -79,6 +80,8 @@ class PitreeApp(LiveViewMixin, AfterLoadMixin, CommandsMixin, WritingMixin, Scre
         Binding("u", "usage", "Usage"),
         Binding("e", "export", "Export"),
         Binding("t", "exact_tokens", "Exact tokens", show=False),
+        Binding("m", "mark", "Mark", show=False),
+        Binding("d", "compare", "Compare", show=False),
         Binding("escape", "sessions", "Sessions", show=False),
     ]
 
@@ -88,6 +91,7 @@ class PitreeApp(LiveViewMixin, AfterLoadMixin, CommandsMixin, WritingMixin, Scre
         | {"cycle_layout"}
         | {"context", "usage", "sessions", "export", "exact_tokens"}
         | {"entry_link"}
+        | {"mark", "compare"}
     )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

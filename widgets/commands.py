@@ -24,6 +24,8 @@ class CommandsMixin(ExplorerBase):
         def action_usage(self) -> None: ...
         def action_exact_tokens(self) -> None: ...
         def action_export(self) -> None: ...
+        def action_compare(self, with_leaf: bool = False) -> None: ...
+        def action_compare_marked(self) -> None: ...
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -39,6 +41,14 @@ class CommandsMixin(ExplorerBase):
             "Exact token counts", "Count the entry pane's tokens with tiktoken cl100k (t)", self.action_exact_tokens
         )
         yield SystemCommand("Export", "Root → selected entry as Markdown, HTML or a Pi session (e)", self.action_export)
+        yield SystemCommand(
+            "Compare with the leaf",
+            "The selected entry's branch against the leaf's (d)",
+            lambda: self.action_compare(with_leaf=True),
+        )
+        yield SystemCommand(
+            "Compare with the marked entry", "Against the entry marked with m (d)", self.action_compare_marked
+        )
         for mode in ("default", "no-tools", "user-only", "labeled-only", "all"):
             yield SystemCommand(
                 f"Filter: {mode}", f"Show the {mode} view of the tree", lambda m=mode: view.action_filter(m)

@@ -121,10 +121,10 @@ def rows(diff: BranchDiff) -> list[Row]:
     only = diff.files_only()
     out = [
         Row("end", [("bold", diff.texts["a"])], [("bold", diff.texts["b"])], diff.a.id, diff.b.id),
-        Row("entries", *_pair(a, b, lambda s: f"{s.entries:,} entries, {s.turn_count:,} turns"), diff.a.id, diff.b.id),
+        Row("entries", *_pair(a, b, lambda s: f"{count(s.entries, 'entry', 'entries')}, {count(s.turn_count, 'turn')}"), diff.a.id, diff.b.id),
     ]
     out.append(
-        Row("tool calls", *_pair(a, b, lambda s: f"{s.calls:,} calls, {s.errors:,} errors"), diff.a.id, diff.b.id)
+        Row("tool calls", *_pair(a, b, lambda s: f"{count(s.calls, 'call')}, {count(s.errors, 'error')}"), diff.a.id, diff.b.id)
     )
     out.append(Row("tokens", *_pair(a, b, lambda s: f"{tokens_text(s.tokens)} tokens, ${s.cost:.4f}")))
     out.append(Row("time", *_pair(a, b, lambda s: duration_text(s.duration_ms))))
@@ -144,8 +144,8 @@ def rows(diff: BranchDiff) -> list[Row]:
             )
     ra, ma = a.files.lists()
     rb, mb = b.files.lists()
-    out.append(Row("files read", _files(ra, only["a"]["read"]), _files(rb, only["b"]["read"])))
-    out.append(Row("files modified", _files(ma, only["a"]["modified"]), _files(mb, only["b"]["modified"])))
+    out.append(Row("only read", _files(ra, only["a"]["read"]), _files(rb, only["b"]["read"])))
+    out.append(Row("modified", _files(ma, only["a"]["modified"]), _files(mb, only["b"]["modified"])))
     out.append(
         Row(
             "last answer",

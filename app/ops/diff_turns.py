@@ -194,7 +194,7 @@ def _files(side: Side, with_calls: list[Node], last_answer: Node | None, read: R
         if not isinstance(message, dict):
             continue
         if last_answer is not None and node is last_answer:
-            side.last_answer = (node.id, answer_text(message))
+            side.last_answer = (node.id, answer_text(message) or _strip(node.text, "assistant: "))
         extract_file_ops(message, side.files)
 
 

@@ -129,7 +129,7 @@ def test_json_markdown_and_rows(session: tuple[SessionTree, EntryReader]) -> Non
     assert [(r.a_id, r.b_id) for r in turn_rows] == [("ua", "ub"), (None, "ub2")]
     assert ("error", "  ✗ [bash: pytest]") in turn_rows[0].a
     md = diff_markdown(diff, "s.jsonl")
-    assert "| files modified | \\* src/p.py | \\* src/q.py |" in md and "### Turn 2" in md
+    assert "| modified | \\* src/p.py | \\* src/q.py |" in md and "### Turn 2" in md
 
 
 def test_a_long_side_keeps_few_turns_and_reads_only_them(tmp_path: Path) -> None:

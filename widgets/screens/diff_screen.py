@@ -1,0 +1,148 @@
+"""`DiffScreen`: two branches side by side (key `d`, or `pitree diff` in the terminal), lined up by turn.
+
+One table of three columns (what, A, B): the figures first, then a row per turn, so the two sides always scroll
+together. The comparison (`ops.diff.compare`) runs in a thread worker. Enter on a cell closes the screen on the
+entry that cell stands for (the app selects it in the tree): the A column's entry, or the B column's; Escape
+closes it where it was.
+"""
+
+from __future__ import annotations
+
+from pitree.cli.diff_text import cell_text, heading
+from pitree.ops.diff import BranchDiff, compare
+from pitree.ops.diff_rows import Row, rows
+from pitree.session.entries import Node
+from pitree.session.text import make_safe
+from pitree.session.tree import SessionTree
+from pitree.store.session_file import EntryReader, SessionFileError
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+LABEL_WIDTH = 12
+
+
+class DiffTable(DataTable[Text]):
+    """The comparison: a cell table, so left/right chooses the side that Enter goes to."""
+
+    BINDINGS = [
+        Binding("home", "scroll_top", "First", show=False),
+        Binding("end", "scroll_bottom", "Last", show=False),
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
+
+
+class DiffScreen(Screen[str | None]):
+    """The comparison of the branches ending at `a` and `b`; dismisses with the entry id to select, or None."""
+
+    DEFAULT_CSS = """
+    DiffScreen { layout: vertical; }
+    DiffScreen #diff-head { height: auto; max-height: 8; padding: 0 1; background: $panel; }
+    DiffScreen DiffTable { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("escape,q", "close", "Back"),
+        Binding("enter", "select_entry", "Go to entry"),
+    ]
+
+    class Compared(Message):
+        """Posted by the worker when the comparison is ready."""
+
+        def __init__(self, diff: BranchDiff) -> None:
+            self.diff = diff
+            super().__init__()
+
+    class Failed(Message):
+        """Posted by the worker when the entries could not be re-read."""
+
+        def __init__(self, error: str) -> None:
+            self.error = error
+            super().__init__()
+
+    def __init__(self, tree: SessionTree, reader: EntryReader, a: Node, b: Node) -> None:
+        super().__init__()
+        self.stree, self.reader, self.a, self.b = tree, reader, a, b
+        self.diff: BranchDiff | None = None
+        self.table_rows: list[Row] = []
+        self._width = 0
+
+    def compose(self) -> ComposeResult:
+        shown = (
+            f"comparing {make_safe(self.a.id, keep_newlines=False)} with {make_safe(self.b.id, keep_newlines=False)} …"
+        )
+        yield Static(Text(shown), id="diff-head")
+        yield DiffTable(cursor_type="cell", zebra_stripes=True, id="diff-table")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.run_compare()
+
+    @work(thread=True, group="diff", description="Comparing", exit_on_error=False)
+    def run_compare(self) -> None:
+        try:
+            diff = compare(self.stree, self.a, self.b, self.reader.entries)
+        except SessionFileError as exc:
+            self.post_message(self.Failed(str(exc)))
+            return
+        self.post_message(self.Compared(diff))
+
+    @on(Compared)
+    def _compared(self, message: Compared) -> None:
+        self.diff = message.diff
+        self.table_rows = rows(message.diff)
+        self.query_one("#diff-head", Static).update(heading(message.diff))
+        self._fill()
+
+    @on(Failed)
+    def _failed(self, message: Failed) -> None:
+        self.query_one("#diff-head", Static).update(Text(make_safe(message.error), style="red"))
+
+    def on_resize(self) -> None:
+        if self.diff is not None and self.size.width != self._width:
+            self._fill()
+
+    def _fill(self) -> None:
+        """The table at the screen's width: the two sides share what the label column leaves."""
+        table = self.query_one(DiffTable)
+        self._width = self.size.width
+        side = max(16, (self._width - LABEL_WIDTH - 8) // 2)
+        where = table.cursor_coordinate
+        table.clear(columns=True)
+        table.add_column("", width=LABEL_WIDTH, key="label")
+        table.add_column(Text("A " + make_safe(self.a.id, keep_newlines=False)), width=side, key="a")
+        table.add_column(Text("B " + make_safe(self.b.id, keep_newlines=False)), width=side, key="b")
+        for i, row in enumerate(self.table_rows):
+            table.add_row(Text(row.label, style="bold"), cell_text(row.a), cell_text(row.b), height=None, key=str(i))
+        if where.row < len(self.table_rows):
+            table.cursor_coordinate = where
+        table.focus()
+
+    def target(self) -> str | None:
+        """The entry the cursor's cell stands for: column B goes to B's entry, the others to A's."""
+        table = self.query_one(DiffTable)
+        coord = table.cursor_coordinate
+        if not self.table_rows or coord.row >= len(self.table_rows):
+            return None
+        row = self.table_rows[coord.row]
+        first, other = ("b", "a") if coord.column == 2 else ("a", "b")
+        return row.target(first) or (row.target(other) if coord.column == 0 else None)
+
+    def action_select_entry(self) -> None:
+        entry_id = self.target()
+        if entry_id is None:
+            self.notify("no entry on this side here", severity="warning", markup=False)
+            return
+        self.dismiss(entry_id)
+
+    @on(DataTable.CellSelected)
+    def _cell_selected(self, event: DataTable.CellSelected) -> None:
+        event.stop()
+        self.action_select_entry()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
