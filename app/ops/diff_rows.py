@@ -115,17 +115,23 @@ def _files(paths: list[str], only: list[str]) -> list[Line]:
     return lines
 
 
+def _entries(side: Side) -> str:
+    return f"{count(side.entries, 'entry', 'entries')}, {count(side.turn_count, 'turn')}"
+
+
+def _calls(side: Side) -> str:
+    return f"{count(side.calls, 'call')}, {count(side.errors, 'error')}"
+
+
 def rows(diff: BranchDiff) -> list[Row]:
     """The figures, then the turns."""
     a, b = diff.side_a, diff.side_b
     only = diff.files_only()
     out = [
         Row("end", [("bold", diff.texts["a"])], [("bold", diff.texts["b"])], diff.a.id, diff.b.id),
-        Row("entries", *_pair(a, b, lambda s: f"{count(s.entries, 'entry', 'entries')}, {count(s.turn_count, 'turn')}"), diff.a.id, diff.b.id),
+        Row("entries", *_pair(a, b, _entries), diff.a.id, diff.b.id),
     ]
-    out.append(
-        Row("tool calls", *_pair(a, b, lambda s: f"{count(s.calls, 'call')}, {count(s.errors, 'error')}"), diff.a.id, diff.b.id)
-    )
+    out.append(Row("tool calls", *_pair(a, b, _calls), diff.a.id, diff.b.id))
     out.append(Row("tokens", *_pair(a, b, lambda s: f"{tokens_text(s.tokens)} tokens, ${s.cost:.4f}")))
     out.append(Row("time", *_pair(a, b, lambda s: duration_text(s.duration_ms))))
     ctx_a, ctx_b = [("", context_text(diff.context_a))], [("", context_text(diff.context_b))]
