@@ -8,6 +8,7 @@ table (`diff_text`), `--json` as data (`ops.diff.diff_dict`), `--markdown` as a 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
     else:
         from pitree.cli.diff_text import print_diff
 
-        print_diff(_console(), diff)
+        console = _console()
+        if not sys.stdout.isatty():  # two columns 400 wide read badly in a pager: COLUMNS, else 120
+            columns = os.environ.get("COLUMNS", "")
+            console.width = int(columns) if columns.isdigit() and int(columns) >= 40 else 120
+        print_diff(console, diff)
         return 0
     if out is None:
         sys.stdout.buffer.write(data)
