@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from pitree.session.entries import IS_ERROR, Node
@@ -117,54 +118,71 @@ def side_nodes(ancestor: Node | None, tip: Node) -> list[Node]:
     return out
 
 
+def _tally(side: Side, node: Node) -> None:
+    """The side's own figures from one entry (every entry of the side passes here)."""
+    ts = node.ts
+    if ts == ts:
+        if side.start_ms != side.start_ms:
+            side.start_ms = ts
+        side.end_ms = ts
+    usage = node.usage
+    if usage is not None:
+        side.tokens += usage[0] + usage[1] + usage[2] + usage[3]  # Pi's tokens.total, as `pitree usage` counts
+        side.cost += usage[5]
+    if node.flags & IS_ERROR:
+        side.errors += 1
+    if node.calls:
+        side.calls += len(node.calls)
+    ntype = node.type
+    if ntype == "compaction":
+        side.compactions.append((node.id, node.text))
+    elif ntype == "branch_summary":
+        side.summaries.append((node.id, node.text))
+
+
+def _is_answer(node: Node) -> bool:
+    return node.type == "message" and node.role == "assistant" and node.text != "assistant: (no content)"
+
+
 def build_side(tip: Node, nodes: list[Node], read: ReadEntries | None, turns_max: int = TURNS_MAX) -> Side:
-    """The side ending at `tip` made of `nodes` (oldest first); `read` re-reads the kept replies for files."""
+    """The side ending at `tip` made of `nodes` (oldest first); `read` re-reads the kept replies for files.
+    The first `turns_max` turns are built in detail; past them only the side's figures are counted."""
     side = Side(tip=tip, entries=len(nodes))
     turn: Turn | None = None
     open_calls: dict[Any, Call] = {}
     with_calls: list[Node] = []
     last_answer: Node | None = None
-    for node in nodes:
-        ts = node.ts
-        if ts == ts:
-            if side.start_ms != side.start_ms:
-                side.start_ms = ts
-            side.end_ms = ts
-        is_user = node.type == "message" and node.role == "user"
+    rest = len(nodes)
+    for i, node in enumerate(nodes):
+        ntype, role = node.type, node.role
+        is_user = ntype == "message" and role == "user"
         if turn is None or is_user:
-            side.turn_count += 1
-            turn = Turn(index=side.turn_count - 1, first_id=node.id)
-            if len(side.turns) < turns_max:
-                side.turns.append(turn)
+            if len(side.turns) == turns_max:
+                rest = i
+                break
+            turn = Turn(index=len(side.turns), first_id=node.id)
+            side.turns.append(turn)
             open_calls = {}
-        kept = len(side.turns) == side.turn_count
+        _tally(side, node)
         turn.entries += 1
         usage = node.usage
         if usage is not None:
-            tokens = usage[0] + usage[1] + usage[2] + usage[3]  # Pi's tokens.total, as `pitree usage` counts
-            turn.tokens += tokens
+            turn.tokens += usage[0] + usage[1] + usage[2] + usage[3]
             turn.cost += usage[5]
-            side.tokens += tokens
-            side.cost += usage[5]
         if node.flags & IS_ERROR:
             turn.errors += 1
-            side.errors += 1
-        ntype, role = node.type, node.role
         if is_user:
             turn.request, turn.request_id = _strip(node.text, "user: "), node.id
         elif ntype == "message" and role == "assistant":
-            text = _strip(node.text, "assistant: ")
             if node.calls:
-                side.calls += len(node.calls)
                 for call_id, call_text in node.calls:
                     call = Call(node.id, call_text)
                     turn.calls.append(call)
                     if isinstance(call_id, str):
                         open_calls[call_id] = call
-                if kept:
-                    with_calls.append(node)
-            if text != "(no content)":
-                turn.answers.append((node.id, text))
+                with_calls.append(node)
+            if _is_answer(node):
+                turn.answers.append((node.id, _strip(node.text, "assistant: ")))
                 last_answer = node
         elif ntype == "message" and role == "toolResult":
             found = open_calls.get(node.call_id) if isinstance(node.call_id, str) else None
@@ -172,10 +190,13 @@ def build_side(tip: Node, nodes: list[Node], read: ReadEntries | None, turns_max
                 found.result_id, found.error = node.id, bool(node.flags & IS_ERROR)
         elif ntype in EVENT_TYPES:
             turn.events.append((node.id, node.text))
-            if ntype == "compaction":
-                side.compactions.append((node.id, node.text))
-            elif ntype == "branch_summary":
-                side.summaries.append((node.id, node.text))
+    side.turn_count = len(side.turns)
+    for node in islice(nodes, rest, None):
+        _tally(side, node)
+        if node.type == "message" and node.role == "user":
+            side.turn_count += 1
+        elif _is_answer(node):
+            last_answer = node
     side.files_complete = read is not None and not side.truncated
     if read is not None:
         _files(side, with_calls, last_answer, read)

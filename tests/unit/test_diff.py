@@ -80,6 +80,15 @@ def test_split_and_sides(
     assert (diff.side_a.entries, diff.side_a.turn_count) == side_a
     assert (diff.side_b.entries, diff.side_b.turn_count) == side_b
     assert len(diff.rows()) == max(side_a[1], side_b[1])
+    assert diff.ancestor is tree.common_ancestor(diff.a, diff.b)
+
+
+def test_no_common_ancestor() -> None:
+    tree = load_bytes(to_bytes([user("r1", None, "one"), user("r2", None, "two"), assistant("x", "r2", "three")]))
+    diff = compare(tree, tree.resolve("r1"), tree.resolve("x"))
+    assert diff.ancestor is None and diff.relation == "unrelated" and diff.side_b.entries == 2
+    assert not diff.side_b.files_complete and diff.side_b.last_answer == ("x", "three")  # no reader: row text
+    assert diff_dict(diff)["ancestor"] is None
 
 
 def test_what_each_side_did(session: tuple[SessionTree, EntryReader]) -> None:
