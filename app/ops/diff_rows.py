@@ -8,6 +8,7 @@ A cell is a list of lines, each a (style, text) pair; the text is session text, 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -75,7 +76,29 @@ def context_text(ctx: ContextSize) -> str:
     return f"{ctx.tokens:,} tokens ({ctx.usage_tokens:,} from {ctx.usage_node.id} + {ctx.trailing_tokens:,})"
 
 
-def turn_cell(turn: Turn | None) -> list[Line]:
+def common_root(paths: list[str]) -> str | None:
+    """The folder (two levels deep or more) that the absolute file paths are under, if there is one: the rows
+    show paths under it as `…/rest`, so that two columns of long absolute paths stay readable. A path that is a
+    folder of the others (a `read` of a directory) does not pull the root up."""
+    absolute = sorted({p for p in paths if p.startswith("/")})
+    files = [p for p in absolute if not any(q.startswith(p.rstrip("/") + "/") for q in absolute)]
+    if len(files) < 2:
+        return None
+    try:
+        root = os.path.commonpath(files)
+    except ValueError:
+        return None
+    return root if root.count("/") >= 2 else None
+
+
+def shortener(root: str | None) -> Callable[[str], str]:
+    if root is None:
+        return lambda text: text
+    prefix = root + "/"
+    return lambda text: text.replace(prefix, "…/")
+
+
+def turn_cell(turn: Turn | None, short: Callable[[str], str] = lambda text: text) -> list[Line]:
     """A turn as lines: the request, the answers folded, the tool calls marked ✓/✗, compactions and summaries."""
     if turn is None:
         return [("dim", "—")]
@@ -92,7 +115,7 @@ def turn_cell(turn: Turn | None) -> list[Line]:
         lines.append(("dim", f"  … {len(turn.answers) - ANSWERS_SHOWN} more answers"))
     for call in turn.calls[:CALLS_SHOWN]:
         mark, style = ("✗", "error") if call.error else ("·", "dim") if call.result_id is None else ("✓", "ok")
-        lines.append((style, f"  {mark} {call.text}"))
+        lines.append((style, f"  {mark} {short(call.text)}"))
     if len(turn.calls) > CALLS_SHOWN:
         hidden = turn.calls[CALLS_SHOWN:]
         errors = sum(1 for c in hidden if c.error)
@@ -106,10 +129,11 @@ def turn_cell(turn: Turn | None) -> list[Line]:
     return lines
 
 
-def _files(paths: list[str], only: list[str]) -> list[Line]:
+def _files(paths: list[str], only: list[str], short: Callable[[str], str]) -> list[Line]:
     if not paths:
         return [("dim", "none")]
-    lines: list[Line] = [("bold" if p in only else "", ("* " if p in only else "  ") + p) for p in paths[:FILES_SHOWN]]
+    shown = paths[:FILES_SHOWN]
+    lines: list[Line] = [("bold", short(p) + " *") if p in only else ("", short(p)) for p in shown]
     if len(paths) > FILES_SHOWN:
         lines.append(("dim", f"  … {len(paths) - FILES_SHOWN} more"))
     return lines
@@ -150,8 +174,12 @@ def rows(diff: BranchDiff) -> list[Row]:
             )
     ra, ma = a.files.lists()
     rb, mb = b.files.lists()
-    out.append(Row("only read", _files(ra, only["a"]["read"]), _files(rb, only["b"]["read"])))
-    out.append(Row("modified", _files(ma, only["a"]["modified"]), _files(mb, only["b"]["modified"])))
+    root = common_root(ra + ma + rb + mb)
+    short = shortener(root)
+    if root is not None:
+        out.append(Row("paths under", [("dim", root + "/ (…/)")], [("dim", root + "/ (…/)")]))
+    out.append(Row("only read", _files(ra, only["a"]["read"], short), _files(rb, only["b"]["read"], short)))
+    out.append(Row("modified", _files(ma, only["a"]["modified"], short), _files(mb, only["b"]["modified"], short)))
     out.append(
         Row(
             "last answer",
@@ -166,8 +194,8 @@ def rows(diff: BranchDiff) -> list[Row]:
         out.append(
             Row(
                 f"turn {index + 1}",
-                turn_cell(ta),
-                turn_cell(tb),
+                turn_cell(ta, short),
+                turn_cell(tb, short),
                 ta.first_id if ta else None,
                 tb.first_id if tb else None,
                 turn=index,

@@ -34,7 +34,7 @@ def test_text(session: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None
     text = out.decode()
     assert code == 0
     assert "split at r1" in text and "try approach A" in text and "✗ [bash: pytest]" in text
-    assert "* src/p.py" in text and "* src/q.py" in text and "[compaction: 5k tokens]" in text
+    assert "src/p.py *" in text and "src/q.py *" in text and "[compaction: 5k tokens]" in text
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pitree.ops.diff import compare, context_size, diff_dict
 from pitree.ops.diff_markdown import diff_markdown
-from pitree.ops.diff_rows import rows
+from pitree.ops.diff_rows import common_root, rows, shortener
 from pitree.session.context import build_context
 from pitree.session.entries import Node
 from pitree.session.load import load_bytes
@@ -138,7 +138,24 @@ def test_json_markdown_and_rows(session: tuple[SessionTree, EntryReader]) -> Non
     assert [(r.a_id, r.b_id) for r in turn_rows] == [("ua", "ub"), (None, "ub2")]
     assert ("error", "  ✗ [bash: pytest]") in turn_rows[0].a
     md = diff_markdown(diff, "s.jsonl")
-    assert "| modified | \\* src/p.py | \\* src/q.py |" in md and "### Turn 2" in md
+    assert "| modified | src/p.py \\* | src/q.py \\* |" in md and "### Turn 2" in md
+
+
+@pytest.mark.parametrize(
+    ("paths", "root"),
+    [
+        (["/w/p/src/x.py", "/w/p/src/y.py"], "/w/p/src"),
+        (["/w/x.py", "/v/y.py"], None),  # only `/` in common
+        (["/a/b.py", "/a/c.py"], None),  # one level: nothing to gain
+        (["/home/u", "/home/u/p/x.py", "/home/u/p/y/z.py"], "/home/u/p"),  # a folder read does not pull it up
+        (["x.py", "/w/p/a.py"], None),
+        ([], None),
+    ],
+)
+def test_common_root(paths: list[str], root: str | None) -> None:
+    assert common_root(paths) == root
+    if root is not None:
+        assert shortener(root)(f"[read: {root}/x.py]") == "[read: …/x.py]"
 
 
 def test_a_long_side_keeps_few_turns_and_reads_only_them(tmp_path: Path) -> None:
