@@ -42,7 +42,9 @@ class DiffScreen(Screen[str | None]):
 
     DEFAULT_CSS = """
     DiffScreen { layout: vertical; }
-    DiffScreen #diff-head { height: auto; max-height: 8; padding: 0 1; background: $panel; }
+    DiffScreen #diff-head {
+        height: auto; max-height: 8; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     DiffScreen DiffTable { height: 1fr; }
     """
     BINDINGS = [
