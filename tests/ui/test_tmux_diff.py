@@ -26,10 +26,12 @@ def keys(name: str, *sent: str) -> None:
 
 
 def goto(name: str, entry_id: str) -> None:
+    """`g`, the id, Enter; done when the entry pane shows the entry."""
     keys(name, "g")
-    time.sleep(0.3)
+    screen_until(name, "go to entry id")
     tmux("send-keys", "-t", name, "-l", entry_id)
     keys(name, "Enter")
+    screen_until(name, f"id {entry_id}")
 
 
 @pytest.mark.parametrize("size", [(120, 36), (80, 24)])
