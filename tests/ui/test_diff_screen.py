@@ -96,3 +96,19 @@ async def test_palette_entries(tmp_path: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.diff is not None)
         assert isinstance(app.screen, DiffScreen) and app.screen.diff is not None
         assert (app.screen.diff.a.id, app.screen.diff.b.id) == ("ab2", "aa2")
+
+
+async def test_hostile_text_stays_inert(tmp_path: Path) -> None:
+    hostile = "\x1b[31mred\x1b]0;t\x07 [bold]x[/bold] \u202eevil"
+    entries = [user("u", None, "start"), user("h1", "u", hostile, t=1), user("h2", "u", "plain", t=2)]
+    path = write_session(tmp_path / "s.jsonl", entries)
+    app = make_app(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        assert app.go_to_entry("h1")
+        screen = await _open_diff(pilot, app)  # A: the leaf h2, B: h1
+        table = screen.query_one(DiffTable)
+        cells = [str(c) for r in range(table.row_count) for c in table.get_row_at(r)]
+        shown = "\n".join(cells)
+        assert "[bold]x[/bold]" in shown and "␛[31mred" in shown  # as typed, escapes made visible
+        assert not any(ch in shown for ch in "\x1b\x07\u202e")
