@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pitree.widgets.compare import CompareRequested
 from pitree.widgets.screens.diff_screen import DiffScreen, DiffTable
 from textual.coordinate import Coordinate
@@ -112,3 +113,36 @@ async def test_hostile_text_stays_inert(tmp_path: Path) -> None:
         shown = "\n".join(cells)
         assert "[bold]x[/bold]" in shown and "␛[31mred" in shown  # as typed, escapes made visible
         assert not any(ch in shown for ch in "\x1b\x07\u202e")
+
+
+async def test_e_writes_markdown_after_a_yes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pitree.widgets.screens.confirm_dialog import ConfirmDialog
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    path = write_session(tmp_path / "s.jsonl", forked())
+    app = make_app(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: app.stree is not None)
+        assert app.go_to_entry("aa2")
+        screen = await _open_diff(pilot, app)
+        out = home / "pitree-diff-ab2-aa2.md"
+        assert screen.export_path() == out
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is screen)
+        assert not out.exists()
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: out.exists())
+        assert out.read_text().startswith("# Compare two branches of s.jsonl")
+        out.write_text("mine")
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: app.screen is screen)
+        await pilot.pause(0.1)
+        assert out.read_text() == "mine"  # never replaced

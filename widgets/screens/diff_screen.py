@@ -3,17 +3,21 @@
 One table of three columns (what, A, B): the figures first, then a row per turn, so the two sides always scroll
 together. The comparison (`ops.diff.compare`) runs in a thread worker. Enter on a cell closes the screen on the
 entry that cell stands for (the app selects it in the tree): the A column's entry, or the B column's; Escape
-closes it where it was.
+closes it where it was; `e` writes it as Markdown to the home folder (after a yes).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pitree.cli.diff_text import cell_text, heading
 from pitree.ops.diff import BranchDiff, compare
+from pitree.ops.diff_markdown import diff_markdown
 from pitree.ops.diff_rows import Row, rows
 from pitree.session.entries import Node
-from pitree.session.text import make_safe
+from pitree.session.text import make_safe, name_safe
 from pitree.session.tree import SessionTree
+from pitree.store.export_file import ExportFileError, write_export
 from pitree.store.session_file import EntryReader, SessionFileError
 from rich.text import Text
 from textual import on, work
@@ -50,6 +54,7 @@ class DiffScreen(Screen[str | None]):
     BINDINGS = [
         Binding("escape,q", "close", "Back"),
         Binding("enter", "select_entry", "Go to entry"),
+        Binding("e", "export", "Markdown"),
     ]
 
     class Compared(Message):
@@ -145,6 +150,34 @@ class DiffScreen(Screen[str | None]):
     def _cell_selected(self, event: DataTable.CellSelected) -> None:
         event.stop()
         self.action_select_entry()
+
+    def export_path(self) -> Path:
+        """Where `e` writes the Markdown: the home folder, named after the two entries."""
+        a, b = (name_safe(n.id)[:12] for n in (self.a, self.b))
+        return Path.home() / f"pitree-diff-{a}-{b}.md"
+
+    def action_export(self) -> None:
+        """The comparison as Markdown (`pitree diff --markdown`), after a yes; an existing file is never replaced."""
+        from pitree.widgets.screens.confirm_dialog import ConfirmDialog
+
+        diff, out = self.diff, self.export_path()
+        if diff is None:
+            return
+        question = Text("Write this comparison as Markdown to\n")
+        question.append(make_safe(str(out), keep_newlines=False), "bold")
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            data = diff_markdown(diff, self.reader.path.name).encode()
+            try:
+                written = write_export(out, data, source=self.reader.path)
+            except ExportFileError as exc:
+                self.notify(str(exc), title="not written", severity="error", timeout=10)
+                return
+            self.notify(f"wrote {written}", title="compare")
+
+        self.app.push_screen(ConfirmDialog(question, "Write"), callback=answered)
 
     def action_close(self) -> None:
         self.dismiss(None)
