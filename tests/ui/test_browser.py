@@ -149,7 +149,7 @@ async def test_the_session_left_is_freed(store: Path) -> None:
 
 @pytest.mark.parametrize("width", [80, 160])
 async def test_the_numbers_stay_on_screen_at_80_columns(store: Path, width: int) -> None:
-    from tests.ui.test_snapshots import screen_text
+    from tests.ui.screenshot import screen_text
 
     app = make(store)
     async with app.run_test(size=(width, 24)) as pilot:

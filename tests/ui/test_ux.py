@@ -13,8 +13,8 @@ from pitree.widgets.tree_view import TreeView
 from textual.widgets import Input, Static
 
 from tests.sessions import to_bytes, user
+from tests.ui.screenshot import screen_text
 from tests.ui.test_app import DEMO, append, cursor, make_app, until
-from tests.ui.test_snapshots import screen_text
 
 ROOT, LEAF = "5e39d22d", "40665560"
 
