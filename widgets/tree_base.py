@@ -81,8 +81,8 @@ class TreeBase(ScrollView):
         self.search_tokens: list[str] = []
         self.matches: array[int] = array("l")  # row indices (into layout.rows) that match the search, in order
         self._compaction_after: dict[str, int] = {}
-        # row index -> (width, is the cursor's, the drawn line)
-        self._cache: LRUCache[int, tuple[int, bool, Strip]] = LRUCache(CACHED_LINES)
+        # (row index, width, is the cursor's) -> the drawn line; cleared when what the rows show changes
+        self._cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(CACHED_LINES)
         self._last_highlight: str | None = None
         self._added: list[Node] | None = None  # set by show_tree for _layout_for
         self.extended = False  # the last show_tree updated the layout in place: the leaf only grew
@@ -278,9 +278,6 @@ class TreeBase(ScrollView):
         old = self.cursor
         self.cursor = index
         index = self.cursor  # clamped by `validate_cursor`
-        if old < len(self.shown):
-            self._cache.discard(self.shown[old])
-        self._cache.discard(self.shown[index])
         node = self.cursor_node
         self.anchor_id = node.id if node else None
         self.refresh_line_at(old)

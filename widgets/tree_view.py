@@ -150,9 +150,9 @@ class TreeView(TreeDraw, TreeNav):
         self.indent_shift(width)  # before the cache: a new cut drops it, so no line of a frame has the old one
         row_index = self.shown[index]
         is_cursor = index == self.cursor
-        cached = self._cache.get(row_index)
-        if cached is not None and cached[0] == width and cached[1] == is_cursor:
-            return cached[2]
-        strip = self._render_row(row_index, width, is_cursor)
-        self._cache.set(row_index, (width, is_cursor, strip))
+        key = (row_index, width, is_cursor)
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._render_row(row_index, width, is_cursor)
+            self._cache.set(key, strip)
         return strip

@@ -32,7 +32,7 @@ def check(name: str, text: str) -> None:
 
 async def settle(pilot, app: PitreeApp) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + 15
-    while app.stree is None or app.query_one(EntryView).node is not app.query_one(TreeView).cursor_node:
+    while app.explorer.stree is None or app.query_one(EntryView).node is not app.query_one(TreeView).cursor_node:
         assert time.monotonic() < deadline
         await pilot.pause(0.05)
     await pilot.pause(0.3)
