@@ -22,7 +22,6 @@ from pitree.widgets.panes import Panes
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.screens import explorer_screens
 from pitree.widgets.status_bar import Status, StatusBar
-from pitree.widgets.tree_freeze import TreeFreezer
 from pitree.widgets.tree_header import TreeHeader
 from pitree.widgets.tree_view import TreeView
 from pitree.widgets.writing import WritingMixin
@@ -66,10 +65,6 @@ class Explorer(WritingMixin):
         def __init__(self, path: Path) -> None:
             self.path = path
             super().__init__()
-
-    def __init__(self, path: Path | None, **options: object) -> None:
-        super().__init__(path, **options)  # type: ignore[arg-type]
-        self.freezer = TreeFreezer(self)
 
     def compose(self) -> ComposeResult:
         yield LoadingPane(id="loading")

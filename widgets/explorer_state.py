@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pitree.session.context import ContextSize
 from pitree.session.entries import Node
@@ -17,6 +18,7 @@ from pitree.summary.tokens import encoder_built
 from pitree.widgets.explorer_status import session_status
 from pitree.widgets.live import LiveSession
 from pitree.widgets.status_bar import StatusBar
+from pitree.widgets.tree_freeze import TreeFreezer
 from pitree.widgets.tree_view import TreeView
 from textual.screen import Screen
 from textual.timer import Timer
@@ -31,10 +33,16 @@ class ExplorerState(Widget):
     """The session the explorer shows; see `Explorer`."""
 
     def __init__(
-        self, path: Path | None, *, select_id: str | None = None, watch: bool = True,
-        config_overrides: dict[str, object] | None = None, freeze_first: bool = True,
-    ) -> None:  # fmt: skip
+        self,
+        path: Path | None,
+        *,
+        select_id: str | None = None,
+        watch: bool = True,
+        config_overrides: dict[str, object] | None = None,
+        freeze_first: bool = True,
+    ) -> None:
         super().__init__(id="explorer")
+        self.freezer = TreeFreezer(self)
         self.path = path or Path()  # Path(): none yet (the sessions browser is open)
         self.select_id = select_id
         self.watch_enabled = watch
@@ -97,7 +105,7 @@ class ExplorerState(Widget):
     def status_bar(self) -> StatusBar:
         return self.query_one(StatusBar)
 
-    def push_screen(self, screen: Screen[object], callback=None) -> None:  # type: ignore[no-untyped-def]
+    def push_screen(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None:
         """A dialog or view over the explorer; `callback` gets what it returns."""
         self.app.push_screen(screen, callback=callback)
 

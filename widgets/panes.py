@@ -55,6 +55,9 @@ class Panes(Horizontal):
             self.set_mode("split")
         (self.query_one(TreeView) if entry.has_focus else entry).focus()
 
+    def on_mount(self) -> None:
+        self.fit(self.app.size.width)  # before the first layout; the explorer's resizes follow
+
     def fit(self, width: int) -> None:
         """Stack the panes on a terminal `width` columns wide if that is narrow."""
         self.set_class(width < STACK_BELOW, "-stacked")
