@@ -104,7 +104,7 @@ async def measure_pilot(rate: int, count: int, base: Path) -> dict[str, Any]:
     seen: dict[str, float] = {}
     try:
         async with app.run_test(size=(160, 50)) as pilot:
-            while app.stree is None or app.live is None or app.live.worker is None:
+            while app.explorer.stree is None or app.explorer.live is None or app.explorer.live.worker is None:
                 await asyncio.sleep(0.01)
             await pilot.pause(0.3)
             # As in tmux (which waits for the process to go idle): the filter layouts are prepared first.
@@ -123,8 +123,8 @@ async def measure_pilot(rate: int, count: int, base: Path) -> dict[str, Any]:
                 return strip
 
             view.render_line = render_line  # type: ignore[method-assign]
-            assert app.stree.leaf is not None
-            parent = app.stree.leaf.id
+            assert app.explorer.stree.leaf is not None
+            parent = app.explorer.stree.leaf.id
             interval = 1.0 / rate
             start = time.perf_counter()
             with open(path, "ab", buffering=0) as fh:

@@ -37,7 +37,7 @@ from common import (  # noqa: E402
 )
 
 BIG_BYTES = 500_000_000
-# pitree.widgets.app.EXACT_TOKENS_FROM (a test keeps them equal; importing it here means Textual)
+# pitree.widgets.explorer_state.EXACT_TOKENS_FROM (a test keeps them equal; importing it here means Textual)
 EXACT_FROM = 32_000_000
 FIRST_ROWS = re.compile(r"^[› ] .*• ", re.M)  # a tree row on the active path (the loading screen has none)
 LOADED = re.compile(r"[\d,]+ entries · [\d,]+ branches · leaf [0-9a-f]+")  # counts have thousands commas
@@ -119,7 +119,7 @@ async def _keys(app: Any, pilot: Any, out: dict[str, float]) -> None:
         fold.append(await timed("ctrl+left"))  # fold the root
         fold.append(await timed("ctrl+right"))  # and unfold it
     out["fold"] = statistics.median(fold)
-    app.prewarm_layouts()
+    app.explorer.prewarm_layouts()
     await app.workers.wait_for_complete()
     out["filter"] = statistics.median([await timed("ctrl+o") for _ in range(10)])
     await timed("ctrl+d")

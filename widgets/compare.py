@@ -1,24 +1,25 @@
 """Comparing two branches from the explorer: `m` marks the entry under the cursor, `d` compares the cursor's entry
-with the marked one (or with the leaf when none is marked). Both post `CompareRequested`; the app answers it
+with the marked one (or with the leaf when none is marked). Both post `CompareRequested`; the explorer answers it
 by pushing `DiffScreen`, and selects in the tree the entry that the screen closes on."""
 
 from __future__ import annotations
 
 from pitree.session.text import make_safe
-from pitree.widgets.explorer_base import ExplorerBase
+from pitree.widgets.explorer_state import ExplorerState
 from textual.message import Message
 
 
-class CompareRequested(Message):
-    """Posted when the user asks to compare the branches ending at entries `a` and `b`."""
+class CompareRequested(Message, bubble=False):
+    """Posted when the user asks to compare the branches ending at entries `a` and `b`; the explorer that posts it
+    answers it, so it does not bubble."""
 
     def __init__(self, a: str, b: str) -> None:
         self.a, self.b = a, b
         super().__init__()
 
 
-class CompareMixin(ExplorerBase):
-    """Part of `PitreeApp`: the mark and the compare actions, and the screen they open."""
+class CompareMixin(ExplorerState):
+    """Part of `Explorer`: the mark and the compare actions, and the screen they open."""
 
     marked_id: str | None = None
 

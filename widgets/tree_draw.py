@@ -1,4 +1,4 @@
-"""`TreeDrawMixin`: how `TreeView` draws a row — cursor and gutter marks, Pi's guides, labels, the row text,
+"""`TreeDraw`: how `TreeView` draws a row — cursor and gutter marks, Pi's guides, labels, the row text,
 search highlights, `← leaf` and the model/tokens/time columns — and the header line that names the columns.
 
 Deep trees: the guides of every row on screen are cut on the left by the same number of levels (`indent_shift`,
@@ -11,21 +11,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from pitree.session.entries import IS_ERROR, Node
 from pitree.session.text import make_safe
+from pitree.widgets.tree_base import LEVEL, TreeBase
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
-if TYPE_CHECKING:
-    from pitree.session.layout import Layout
-    from pitree.session.tree import SessionTree
-LEVEL = 3  # columns per level of Pi's guides (`│  `, `├─ `)
 MODEL_WIDTH, TOKENS_WIDTH, TIME_WIDTH = 18, 6, 4
 
 
@@ -50,13 +44,6 @@ def short_tokens(n: float) -> str:
     return str(int(n))
 
 
-@dataclass
-class Columns:
-    time: bool = True
-    model: bool = False
-    tokens: bool = True
-
-
 # What the header says about the rows, longest first: the first that fits is shown.
 LEGENDS = (
     "reply = that assistant reply's total tokens (input + output + cache); ctx in the status bar",
@@ -66,62 +53,11 @@ LEGENDS = (
     "",
 )
 
-if TYPE_CHECKING:  # the widget it is part of, for the type checker
-    from textual.scroll_view import ScrollView as _Base
-else:
-    _Base = object
 
+class TreeDraw(TreeBase):
+    """Drawing on top of the view's state (see `TreeView`)."""
 
-class TreeDrawMixin(_Base):
-    """Part of `TreeView` (see `tree_view.py`): the state it reads is the view's."""
-
-    layout_: Layout | None
-    stree: SessionTree | None
-    shown: Sequence[int]
-    folded: set[str]
-    marks: dict[str, str]
-    search_tokens: list[str]
-    columns: Columns
-    cursor: int
-    MARKS: dict[str, str]
-    _compaction_after: dict[str, int]
-    _cache: dict[int, tuple[int, bool, Strip]]
-    _shift: int
-    _shift_key: tuple[int, int, int] | None
-
-    if TYPE_CHECKING:  # the widget's own
-
-        def _is_match(self, row: int) -> bool: ...
-
-    # ---- the horizontal cut of deep guides ---------------------------------------------------------------
-
-    @staticmethod
-    def prefix_room(width: int) -> int:
-        """How many columns of guides a row may take before they are cut: a third of the width, at least 12."""
-        return max(12, width // 3)
-
-    def indent_shift(self, width: int) -> int:
-        """Columns cut from the left of every row's guides: 0 until the cursor's guides pass `prefix_room`,
-        then enough levels (a multiple of LEVEL) to bring the cursor's row to the middle of that room; it stays
-        put while the cursor's guides fit, so moving up and down does not shift the screen each time."""
-        shown = self.shown
-        if self.layout_ is None or not shown:
-            return 0
-        row = shown[self.cursor]
-        key = (row, width, id(self.layout_))
-        if key == self._shift_key:
-            return self._shift
-        depth = len(self.layout_.prefix(row))
-        room = self.prefix_room(width)
-        shift = self._shift
-        if depth - shift > room or depth < shift:
-            shift = max(0, depth - room // 2)
-            shift += -shift % LEVEL
-        if shift != self._shift:
-            self._cache.clear()
-            self.refresh()  # every line, not only those the cursor move asked for
-        self._shift, self._shift_key = shift, key
-        return shift
+    MARKS = {"summarized": "▒", "kept": "▌"}  # the gutter sign of a marked row (see `set_marks`)
 
     # ---- rows ---------------------------------------------------------------------------------------------
 
@@ -190,7 +126,7 @@ class TreeDrawMixin(_Base):
         """`  ← leaf` on the leaf's row; when the filter hides the leaf, on its nearest ancestor with a row,
         naming what it holds: `  ← leaf (hidden: [label: …])`."""
         assert self.layout_ is not None and self.stree is not None
-        node, leaf, layout = self.layout_.rows.nodes[row_index], self.stree.leaf, self.layout_
+        node, leaf, layout = self.layout_.rows.nodes[row_index], self.leaf, self.layout_
         if leaf is None:
             return ""
         if node is leaf:

@@ -1,54 +1,25 @@
-"""`TreeNavMixin`: the parts of `TreeView` that find rows — search matches (Pi's rule: every word a substring)
-and Pi's fold and branch jumps (Ctrl+←/→)."""
+"""`TreeNav`: the parts of `TreeView` that find rows — go to an entry, search matches (Pi's rule: every word a
+substring) and Pi's fold and branch jumps (Ctrl+←/→)."""
 
 from __future__ import annotations
 
 import bisect
-from array import array
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, Node
 from pitree.session.layout import tokens_of
-from textual.strip import Strip
-
-if TYPE_CHECKING:
-    from pitree.session.layout import Layout
-    from pitree.session.tree import SessionTree
-if TYPE_CHECKING:  # the widget it is part of, for the type checker
-    from textual.scroll_view import ScrollView as _Base
-else:
-    _Base = object
+from pitree.widgets.tree_base import TreeBase
 
 
-class TreeNavMixin(_Base):
-    """Part of `TreeView` (see `tree_view.py`): the state it reads is the view's."""
-
-    layout_: Layout | None
-    stree: SessionTree | None
-    shown: Sequence[int]
-    folded: set[str]
-    cursor: int
-    search_tokens: list[str]
-    matches: array[int]
-    _cache: dict[int, tuple[int, bool, Strip]]
-    anchor_id: str | None
-    filter_mode: str
-
-    if TYPE_CHECKING:  # the widget's own
-
-        def _unfold_to(self, row: int) -> None: ...
-        def _move_to(self, index: int, show: Node | None = None) -> None: ...
-        def _refold(self) -> None: ...
-        def _nearest_visible(self, entry_id: str) -> int: ...
+class TreeNav(TreeBase):
+    """Finding rows on top of the view's state (see `TreeView`)."""
 
     # ---- go to an entry ----------------------------------------------------------------------------------
 
     def leaf_row_node(self) -> Node | None:
         """The node drawn for the leaf: the leaf itself, or its nearest shown ancestor if filtered out."""
-        if self.stree is None or self.stree.leaf is None or not self.shown or self.layout_ is None:
+        if self.leaf is None or not self.shown or self.layout_ is None:
             return None
-        return self.layout_.rows.nodes[self.shown[self._nearest_visible(self.stree.leaf.id)]]
+        return self.layout_.rows.nodes[self.shown[self._nearest_visible(self.leaf.id)]]
 
     def select_id(self, entry_id: str) -> bool:
         """`go_to` for callers that need no notice: False when the tree has no such entry."""
@@ -71,9 +42,7 @@ class TreeNavMixin(_Base):
             return ""
         why = no_row_reason(node, node is self.stree.leaf)
         if why is None:  # only this filter hides it: 'all' shows every entry Pi's tree can show
-            old = self.filter_mode
-            self.anchor_id = entry_id
-            self.filter_mode = "all"
+            old = self.widen_filter(entry_id)
             row = self.layout_.index_of(entry_id)
             if row is None:
                 return None
@@ -116,33 +85,11 @@ class TreeNavMixin(_Base):
         self.refresh()
         return len(self.matches)
 
-    def _recompute_matches(self) -> None:
-        tokens = self.search_tokens
-        if not tokens or self.layout_ is None or self.stree is None:
-            self.matches = array("l")
-            return
-        hits = self.stree.search_index.matching(tokens)
-        layout, entries = self.layout_, self.stree.nodes
-        if len(hits) * 8 < len(layout.rows):  # few: find their rows
-            found = (layout.row_of(entries[idx]) for idx in hits)
-            self.matches = array("l", sorted(row for row in found if row is not None))
-        else:
-            flags, size = hits.flags, len(hits.flags)
-            self.matches = array(
-                "l", [i for i, node in enumerate(layout.rows.nodes) if node.idx < size and flags[node.idx]]
-            )
-
-    def _is_match(self, row: int) -> bool:
-        matches = self.matches
-        i = bisect.bisect_left(matches, row)
-        return i < len(matches) and matches[i] == row
-
     def match_position(self) -> int:
         """1-based index of the match at or before the cursor (0 if none)."""
         if not self.matches or not self.shown:
             return 0
         current = self.shown[self.cursor]
-
         return bisect.bisect_right(self.matches, current)
 
     def next_match(self, direction: int = 1) -> bool:

@@ -7,26 +7,15 @@ write) ends in a notice and nothing written; the live tail then shows what was a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pitree.session.tree import SessionTree
-from pitree.widgets.explorer_base import ExplorerBase
+from pitree.widgets.explorer_state import ExplorerState
 from pitree.widgets.tree_view import TreeView
 from rich.text import Text
 from textual import on
 
-if TYPE_CHECKING:
-    from pitree.widgets.live import LiveSession
 
-
-class WritingMixin(ExplorerBase):
-    """Part of `PitreeApp` (see `app.py`): the state it reads is the app's."""
-
-    live: LiveSession | None
-    follow_off: bool
-    config_overrides: dict[str, object]
-    _select_after_append: str | None
-    _appended_id: str | None
+class WritingMixin(ExplorerState):
+    """Part of `Explorer` (see `explorer.py`): the session state it reads is `ExplorerState`'s."""
 
     @on(TreeView.Chosen)
     def _chosen(self, message: TreeView.Chosen) -> None:
@@ -132,20 +121,13 @@ class WritingMixin(ExplorerBase):
         if entry is None or self.stree is None:
             return
         live = self.live
-        if live is not None and live.builder is not None:
-            before = live.builder.size
-            event = live.tailer.poll()
-            if event.slot:
-                live.apply_slot(event.slot)
-            if event.kind == "append":
-                live._apply(event.data)
-            if event.kind not in ("unchanged", "waiting") or live.builder.size != before:
-                self.notify(
-                    "the session changed on disk while you were choosing; nothing was written — look and try again",
-                    severity="error",
-                    timeout=8,
-                )
-                return
+        if live is not None and live.catch_up():
+            self.notify(
+                "the session changed on disk while you were choosing; nothing was written — look and try again",
+                severity="error",
+                timeout=8,
+            )
+            return
         try:
             size = self.path.stat().st_size
             append_line(self.path, orjson.dumps(entry), expect_size=size)

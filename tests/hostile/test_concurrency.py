@@ -109,24 +109,22 @@ def check_file(path: Path, appended: list[str]) -> dict[str, Any]:
     return {"tree": tree, "ids": ids}
 
 
-class FakeApp:
-    """What LiveSession calls on the app, recorded."""
-
-    following = True
+class FakeTarget:
+    """What LiveSession posts to the explorer, recorded."""
 
     def __init__(self) -> None:
         self.added: list[str] = []
         self.states: list[str] = []
         self.reloads: list[str] = []
 
-    def entries_added(self, added: list[Any], old_leaf: Any, was_following: bool) -> None:
-        self.added.extend(n.id for n in added)
-
-    def file_state(self, state: str, severity: str = "warning") -> None:
-        self.states.append(state)
-
-    def session_reloaded(self, tree: Any, builder: Any, why: str) -> None:
-        self.reloads.append(why)
+    def post_message(self, message: Any) -> bool:
+        if isinstance(message, LiveSession.EntriesAppended):
+            self.added.extend(n.id for n in message.added)
+        elif isinstance(message, LiveSession.FileStateChanged):
+            self.states.append(message.state)
+        elif isinstance(message, LiveSession.FileRewritten):
+            self.reloads.append(message.why)
+        return True
 
 
 async def wait_until(condition: Any, timeout: float = 30.0) -> None:
@@ -139,7 +137,7 @@ async def wait_until(condition: Any, timeout: float = 30.0) -> None:
 
 async def test_live_session_keeps_up_with_a_writer_and_pitree_appends(session: Path) -> None:
     tree, builder = load_session_progressive(session)
-    app = FakeApp()
+    app = FakeTarget()
     live = LiveSession(app, session, builder)  # type: ignore[arg-type]
 
     async def follow() -> None:
@@ -169,20 +167,20 @@ async def test_live_session_keeps_up_with_a_writer_and_pitree_appends(session: P
 async def test_tui_keeps_up_with_a_writer_and_pitree_appends(session: Path) -> None:
     app = PitreeApp(session, watch=True, config_overrides={"summarizer": "extractive"})
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: app.stree is not None and app.live is not None)
+        await until(pilot, lambda: app.explorer.stree is not None and app.explorer.live is not None)
         writer = start_writer(session)
         appenders = Appenders(session)
         appenders.start()
         await until(pilot, lambda: writer.poll() is not None, timeout=60)
         appended = appenders.finish()
         expected = check_file(session, appended)
-        await until(pilot, lambda: app.stree.entry_count == len(expected["ids"]), timeout=30)
-        shown = app.stree
+        await until(pilot, lambda: app.explorer.stree.entry_count == len(expected["ids"]), timeout=30)
+        shown = app.explorer.stree
         assert [n.id for n in shown.nodes] == expected["ids"]
         final = expected["tree"]
         assert {n.id: n.parent_id for n in shown.nodes} == {n.id: n.parent_id for n in final.nodes}
         assert shown.leaf.id == final.leaf.id and shown.labels == final.labels
-        await until(pilot, lambda: app.tree_view.cursor_node is not None)
+        await until(pilot, lambda: app.explorer.tree_view.cursor_node is not None)
         # It followed the leaf all the way (the row of the leaf, or of its nearest shown ancestor when the
         # filter hides a pitree.jump marker or a label).
-        assert app.tree_view.cursor_node is app.tree_view.leaf_row_node() and app.following
+        assert app.explorer.tree_view.cursor_node is app.explorer.tree_view.leaf_row_node() and app.explorer.following

@@ -206,10 +206,10 @@ def test_every_cli_command_prints_nothing_raw(tmp_path_factory: Any, names: dict
 async def _visit_every_screen(path: Path, names: dict[str, str]) -> None:
     app = PitreeApp(path, watch=False, config_overrides={"summarizer": "extractive"})
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         view = app.query_one(TreeView)
         await pilot.press("ctrl+a")
-        for node in list(app.stree.nodes):
+        for node in list(app.explorer.stree.nodes):
             view.select_id(node.id)
             await pilot.pause(0.02)
             assert_screen_safe(app, svg=False)
@@ -231,7 +231,8 @@ async def _visit_every_screen(path: Path, names: dict[str, str]) -> None:
         await pilot.press("g", *"zz", "enter")
         with open(path, "ab") as fh:
             fh.write(orjson.dumps(user("n" + names["id"], f"a1{names['id']}", names["name"], t=20)) + b"\n")
-        await app.live.check()
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
         await until(pilot, lambda: any("new leaf" in n.message for n in app._notifications))
         await pilot.pause(0.1)
         assert all(not n.markup for n in app._notifications)

@@ -66,24 +66,24 @@ async def test_rewrite_in_place_while_tailing(tmp_path: Path) -> None:
     path.write_bytes(to_bytes(chain(40), head=PI_V2_HEADER))
     app = make_app(path)
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         append(path, *chain(10, prefix="x", start="e0000039"))
-        await until(pilot, lambda: app.stree.entry_count == 50)
+        await until(pilot, lambda: app.explorer.stree.entry_count == 50)
         app.query_one(TreeView).select_id("e0000005")
         # Someone rewrites the file shorter, in place; then it is appended to again.
         rewrite_in_place(path, to_bytes(chain(12), head=PI_V2_HEADER))
-        await until(pilot, lambda: app.stree.entry_count == 12)
+        await until(pilot, lambda: app.explorer.stree.entry_count == 12)
         assert app.query_one(TreeView).cursor_node.id == "e0000005"  # the selection kept by id
         append(path, user("y0000001", "e0000011", "after the rewrite"))
-        await until(pilot, lambda: app.stree.entry_count == 13 and app.stree.leaf.id == "y0000001")
-        assert app.stree.version == 2
+        await until(pilot, lambda: app.explorer.stree.entry_count == 13 and app.explorer.stree.leaf.id == "y0000001")
+        assert app.explorer.stree.version == 2
         # Pi opening it migrates v2 -> v3: with no role to rename, only the header's version changes, so the
         # file keeps its size and its last bytes. The tailer must still see it (it compares the first bytes too).
         migrated = path.read_bytes().replace(b'"version":2', b'"version":3', 1)
         assert len(migrated) == path.stat().st_size
         rewrite_in_place(path, migrated)
-        await until(pilot, lambda: app.stree.version == 3)
-        assert [n.id for n in app.stree.nodes] == [n.id for n in load_bytes(migrated).nodes]
+        await until(pilot, lambda: app.explorer.stree.version == 3)
+        assert [n.id for n in app.explorer.stree.nodes] == [n.id for n in load_bytes(migrated).nodes]
 
 
 @pytest.mark.writes_session
@@ -94,19 +94,23 @@ async def test_deleted_recreated_and_folder_removed(tmp_path: Path) -> None:
     path.write_bytes(to_bytes(chain(8)))
     app = make_app(path)
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         path.unlink()
-        await until(pilot, lambda: "deleted" in app.status_bar.status.file_state)
-        assert app.stree.entry_count == 8  # what was read stays on screen
+        await until(pilot, lambda: "deleted" in app.explorer.status_bar.status.file_state)
+        assert app.explorer.stree.entry_count == 8  # what was read stays on screen
         path.write_bytes(to_bytes(chain(3, prefix="r")))
-        await until(pilot, lambda: app.stree.get("r0000002") is not None and app.stree.entry_count == 3)
+        await until(
+            pilot, lambda: app.explorer.stree.get("r0000002") is not None and app.explorer.stree.entry_count == 3
+        )
         shutil.rmtree(folder)
-        await until(pilot, lambda: "deleted" in app.status_bar.status.file_state)
+        await until(pilot, lambda: "deleted" in app.explorer.status_bar.status.file_state)
         folder.mkdir()
         path.write_bytes(to_bytes(chain(5, prefix="z")))
-        await until(pilot, lambda: app.stree.entry_count == 5 and app.stree.leaf.id == "z0000004", timeout=30)
+        await until(
+            pilot, lambda: app.explorer.stree.entry_count == 5 and app.explorer.stree.leaf.id == "z0000004", timeout=30
+        )
         append(path, user("z0000099", "z0000004"))
-        await until(pilot, lambda: app.stree.entry_count == 6)  # and it keeps tailing the new file
+        await until(pilot, lambda: app.explorer.stree.entry_count == 6)  # and it keeps tailing the new file
 
 
 # ---- disk full ---------------------------------------------------------------------------------------------
@@ -173,7 +177,7 @@ async def test_disk_full_on_append_tui(tmp_path: Path, monkeypatch: pytest.Monke
     before = path.read_bytes()
     app = PitreeApp(path, watch=False, config_overrides={"summarizer": "extractive"})
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         app.query_one(TreeView).select_id("e0000002")
         with disk_full_for(path, monkeypatch) as refused:
             await pilot.press("L")
@@ -182,7 +186,7 @@ async def test_disk_full_on_append_tui(tmp_path: Path, monkeypatch: pytest.Monke
             await until(pilot, lambda: bool(refused))
             await until(pilot, lambda: any("No space left" in str(n.message) for n in app._notifications))
         assert path.read_bytes() == before
-        assert "e0000002" not in app.stree.labels
+        assert "e0000002" not in app.explorer.stree.labels
 
 
 @pytest.fixture

@@ -91,7 +91,7 @@ async def test_item1_usage_screen_context_view_and_jump_dialog_show_ids_safely(t
     path = evil_session(tmp_path)
     app = _app(path)
     async with app.run_test(size=(160, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.press("u")
         await until(pilot, lambda: isinstance(app.screen, TextScreen))
         await pilot.pause(0.05)
@@ -104,7 +104,7 @@ async def test_item1_usage_screen_context_view_and_jump_dialog_show_ids_safely(t
         assert "after compaction c1x␛[2J" in plain  # the compaction id in the header, made visible
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ContextScreen))
-        assert app.tree_view.select_id("u3" + EVIL)
+        assert app.explorer.tree_view.select_id("u3" + EVIL)
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, JumpDialog))
         await pilot.pause(0.1)
@@ -117,10 +117,11 @@ async def test_item2_new_leaf_notification_never_parses_markup(tmp_path: Path, b
     path = evil_session(tmp_path, suffix="")
     app = _app(path)
     async with app.run_test(size=(160, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         with open(path, "ab") as fh:  # another writer: a new leaf on another branch, its id broken markup
             fh.write(orjson.dumps(user(bad_id, "u1", "elsewhere", t=9)) + b"\n")
-        await app.live.check()
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
         await until(pilot, lambda: any("new leaf" in str(n.message) for n in app._notifications))
         note = next(n for n in app._notifications if "new leaf" in str(n.message))
         assert bad_id in note.message and not note.markup

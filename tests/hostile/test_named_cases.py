@@ -201,8 +201,8 @@ def make_app(path: Path) -> PitreeApp:
 async def check_tui(path: Path, entries: int, keys: tuple[str, ...] = ("home", "end", "ctrl+a")) -> PitreeApp:
     app = make_app(path)
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: app.stree is not None, timeout=60)
-        assert app.stree is not None and app.stree.entry_count == entries
+        await until(pilot, lambda: app.explorer.stree is not None, timeout=60)
+        assert app.explorer.stree is not None and app.explorer.stree.entry_count == entries
         for key in keys:
             await pilot.press(key)
         view = app.query_one(TreeView)
@@ -321,7 +321,7 @@ async def test_images_with_huge_base64(tmp_path: Path) -> None:
     assert len(pitree("tree", path).stdout) < 5_000  # no base64 in the rows
     app = make_app(path)
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         view, entry_view = app.query_one(TreeView), app.query_one(EntryView)
         for target in ("i0000001", "i0000002", "i0000003"):
             view.select_id(target)

@@ -148,10 +148,10 @@ def test_cli_text_with_hostile_ids_and_times(tmp_path: Path) -> None:
 async def test_tui_never_sends_session_text_raw(hostile: Path) -> None:
     app = PitreeApp(hostile, watch=False, config_overrides={"summarizer": "extractive"})
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         view, entry_view = app.query_one(TreeView), app.query_one(EntryView)
         await pilot.press("ctrl+a")  # every entry on a row
-        ids = [n.id for n in app.stree.nodes]
+        ids = [n.id for n in app.explorer.stree.nodes]
         for eid in ids:
             assert view.select_id(eid) or eid == "h0000004"
             await until(pilot, lambda: entry_view.node is view.cursor_node, timeout=20)

@@ -10,6 +10,7 @@ import orjson
 import pytest
 from pitree.widgets.app import PitreeApp
 from pitree.widgets.entry_view import EntryView
+from pitree.widgets.loading_pane import LoadingPane
 from pitree.widgets.tree_view import TreeView
 
 from tests.sessions import assistant, to_bytes, user
@@ -46,10 +47,10 @@ async def test_opens_at_the_leaf_and_moves(demo: Path) -> None:
     app = make_app(demo)
     messages: list[object] = []
     async with app.run_test(size=(140, 40), message_hook=messages.append) as pilot:
-        await until(pilot, lambda: app.stree is not None)
-        assert cursor(app) == "40665560" and app.following
+        await until(pilot, lambda: app.explorer.stree is not None)
+        assert cursor(app) == "40665560" and app.explorer.following
         await pilot.press("up")
-        assert cursor(app) != "40665560" and not app.following
+        assert cursor(app) != "40665560" and not app.explorer.following
         await pilot.press("home")
         assert cursor(app) == "5e39d22d"
         await pilot.press("end")
@@ -62,7 +63,7 @@ async def test_opens_at_the_leaf_and_moves(demo: Path) -> None:
 async def test_filters_and_cycle(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         view = app.query_one(TreeView)
         default_rows = len(view.shown)
         await pilot.press("ctrl+u")
@@ -71,19 +72,19 @@ async def test_filters_and_cycle(demo: Path) -> None:
         assert view.filter_mode == "default" and len(view.shown) == default_rows
         await pilot.press("ctrl+a")
         # "all" still hides assistant turns that only call tools (Pi does too): their results show the calls.
-        hidden = sum(1 for n in app.stree.nodes if n.flags & 1 and n is not app.stree.leaf)
+        hidden = sum(1 for n in app.explorer.stree.nodes if n.flags & 1 and n is not app.explorer.stree.leaf)
         assert view.filter_mode == "all" and len(view.shown) == 88 - hidden and hidden > 0
         await pilot.press("ctrl+o")
         assert view.filter_mode == "default"
         await pilot.press("ctrl+l")
-        assert {view.layout_.rows[i].node.id for i in view.shown} == set(app.stree.labels)
-        assert app.status_bar.status.filter == "labeled-only"
+        assert {view.layout_.rows[i].node.id for i in view.shown} == set(app.explorer.stree.labels)
+        assert app.explorer.status_bar.status.filter == "labeled-only"
 
 
 async def test_fold_and_branch_jumps(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         view = app.query_one(TreeView)
         view.select_id("5b622433")  # the start of the abandoned cache branch (a fork child)
         total = len(view.shown)
@@ -99,14 +100,14 @@ async def test_fold_and_branch_jumps(demo: Path) -> None:
 async def test_search_counts_keeps_folds_and_opens_them(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         view = app.query_one(TreeView)
         view.select_id("5b622433")
         await pilot.press("ctrl+left")
         await pilot.press("slash")
         await pilot.press(*"cache.py")  # a path: only in tool calls
         assert len(view.matches) >= 2
-        assert "matches" in app.status_bar.status.matches
+        assert "matches" in app.explorer.status_bar.status.matches
         await pilot.press("enter")
         assert "5b622433" in view.folded or cursor(app) != "5b622433"
         seen = set()
@@ -116,13 +117,13 @@ async def test_search_counts_keeps_folds_and_opens_them(demo: Path) -> None:
         assert "4e854342" in seen  # the match inside the fold was reached: its fold opened
         assert "5b622433" not in view.folded
         await pilot.press("N")
-        assert app.status_bar.status.matches.startswith("match ")
+        assert app.explorer.status_bar.status.matches.startswith("match ")
 
 
 async def test_goto_and_bad_id(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.press("g", *"c743", "enter")
         assert cursor(app) == "c743aed4"
         await pilot.press("g", *"zzzz", "enter")
@@ -138,66 +139,75 @@ def append(path: Path, *entries: dict) -> None:
 async def test_tail_append_follow_and_new_branch(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         append(demo, user("f0000001", "40665560", "next question"), assistant("f0000002", "f0000001", "next answer"))
-        await app.live.check()
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
         await until(pilot, lambda: cursor(app) == "f0000002")  # following: the cursor moved to the new leaf
         await pilot.press("up", "up")
         before = cursor(app)
         append(demo, user("f0000003", "ae1a42a9", "a new branch elsewhere"))
-        await app.live.check()
-        assert cursor(app) == before and app.stree.leaf.id == "f0000003"
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
+        assert cursor(app) == before and app.explorer.stree.leaf.id == "f0000003"
 
 
 async def test_tail_torn_line_waits_then_completes(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         line = orjson.dumps(user("f0000009", "40665560", "torn"))
         with open(demo, "ab") as fh:
             fh.write(line[:20])
-        await app.live.check()
-        assert app.stree.get("f0000009") is None
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
+        assert app.explorer.stree.get("f0000009") is None
         with open(demo, "ab") as fh:
             fh.write(line[20:] + b"\n")
-        await app.live.check()
-        assert app.stree.get("f0000009") is not None and app.stree.entry_count == 89
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
+        assert app.explorer.stree.get("f0000009") is not None and app.explorer.stree.entry_count == 89
 
 
 async def test_tail_burst(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         parent = "40665560"
         for i in range(200):
             eid = f"b{i:07d}"
             append(demo, user(eid, parent, f"burst {i}"))
             parent = eid
             if i % 50 == 0:
-                await app.live.check()
-        await app.live.check()
-        assert app.stree.entry_count == 288 and cursor(app) == "b0000199"
+                await app.explorer.live.check()
+                await pilot.pause()  # the explorer handles what the tail posted
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
+        assert app.explorer.stree.entry_count == 288 and cursor(app) == "b0000199"
 
 
 async def test_tail_rewrite_delete_and_recreate(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         app.query_one(TreeView).select_id("ae1a42a9")
         original = demo.read_bytes()
         # Pi rewrites in place (shorter): reload, keep the selection by id.
         demo.write_bytes(original[: original.index(b"\n", len(original) // 2) + 1])
-        await app.live.check()
-        await until(pilot, lambda: app.stree is not None and app.stree.entry_count < 88)
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
+        await until(pilot, lambda: app.explorer.stree is not None and app.explorer.stree.entry_count < 88)
         assert cursor(app) == "ae1a42a9"
         demo.unlink()
-        await app.live.check()
-        assert "deleted" in app.status_bar.status.file_state and app.stree.entry_count > 0
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
+        assert "deleted" in app.explorer.status_bar.status.file_state and app.explorer.stree.entry_count > 0
         tmp = demo.with_suffix(".new")
         tmp.write_bytes(original)
         os.replace(tmp, demo)
-        await app.live.check()
-        await until(pilot, lambda: app.stree.entry_count == 88)
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
+        await until(pilot, lambda: app.explorer.stree.entry_count == 88)
         assert cursor(app) == "ae1a42a9"
 
 
@@ -206,12 +216,12 @@ async def test_late_creation_with_real_watching(tmp_path: Path) -> None:
     app = make_app(path, watch=True)
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause(0.2)
-        assert app.stree is None and "waiting" in app.status_bar.status.file_state
+        assert app.explorer.stree is None and "waiting" in app.explorer.status_bar.status.file_state
         path.parent.mkdir()
         path.write_bytes(to_bytes([user("u0000001", None, "first"), assistant("a0000001", "u0000001", "hello")]))
-        await until(pilot, lambda: app.stree is not None and app.stree.entry_count == 2)
+        await until(pilot, lambda: app.explorer.stree is not None and app.explorer.stree.entry_count == 2)
         append(path, user("u0000002", "a0000001", "more"))
-        await until(pilot, lambda: app.stree.entry_count == 3)  # the real watcher saw the append
+        await until(pilot, lambda: app.explorer.stree.entry_count == 3)  # the real watcher saw the append
         assert cursor(app) == "u0000002"
 
 
@@ -220,7 +230,7 @@ async def test_jump_with_extractive_summary(demo: Path) -> None:
 
     app = make_app(demo)
     async with app.run_test(size=(140, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         app.query_one(TreeView).select_id("ae1a42a9")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, JumpDialog))
@@ -231,10 +241,10 @@ async def test_jump_with_extractive_summary(demo: Path) -> None:
         await until(pilot, lambda: dialog.phase == "review")
         before = demo.read_bytes()
         await pilot.click("#append")
-        await until(pilot, lambda: app.stree.leaf.type == "branch_summary")
+        await until(pilot, lambda: app.explorer.stree.leaf.type == "branch_summary")
         after = demo.read_bytes()
         assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 1
-        leaf = app.stree.leaf
+        leaf = app.explorer.stree.leaf
         assert leaf.parent.id == "ae1a42a9" and leaf.meta["fromId"] == "40665560"
         assert cursor(app) == leaf.id
 
@@ -244,7 +254,7 @@ async def test_jump_cancel_writes_nothing(demo: Path) -> None:
 
     app = make_app(demo)
     async with app.run_test(size=(140, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         before = demo.read_bytes()
         app.query_one(TreeView).select_id("20554e43")  # a user message: its parent becomes the leaf
         await pilot.press("enter")
@@ -259,16 +269,16 @@ async def test_jump_cancel_writes_nothing(demo: Path) -> None:
 async def test_label_add_and_clear(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         app.query_one(TreeView).select_id("ae1a42a9")
         await pilot.press("L")
         await pilot.pause(0.1)
         await pilot.press(*"keep", "enter")
-        await until(pilot, lambda: app.stree.labels.get("ae1a42a9") == "keep")
+        await until(pilot, lambda: app.explorer.stree.labels.get("ae1a42a9") == "keep")
         await pilot.press("L")
         await pilot.pause(0.1)
         await pilot.press("backspace", "backspace", "backspace", "backspace", "enter")  # empty: clear
-        await until(pilot, lambda: "ae1a42a9" not in app.stree.labels)
+        await until(pilot, lambda: "ae1a42a9" not in app.explorer.stree.labels)
 
 
 async def test_hostile_text_never_reaches_the_screen_raw(tmp_path: Path) -> None:
@@ -277,7 +287,7 @@ async def test_hostile_text_never_reaches_the_screen_raw(tmp_path: Path) -> None
     path.write_bytes(to_bytes([user("u0000001", None, text), assistant("a0000001", "u0000001", text)]))
     app = make_app(path)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         view = app.query_one(TreeView)
         rendered = "".join(view.row_text(i).plain for i in range(len(view.layout_.rows)))
         assert "\x1b" not in rendered and "[bold]markup[/bold]" in rendered and "␛]52" in rendered
@@ -294,8 +304,8 @@ async def test_skipped_lines_screen(tmp_path: Path) -> None:
     path.write_bytes(to_bytes([user("u0000001", None)]) + b"garbage\n[1]\n")
     app = make_app(path)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
-        assert app.status_bar.status.skipped == 2
+        await until(pilot, lambda: app.explorer.stree is not None)
+        assert app.explorer.status_bar.status.skipped == 2
         await pilot.press("s")
         assert isinstance(app.screen, TextScreen)
         await pilot.press("escape")
@@ -311,7 +321,7 @@ async def test_pre_v3_file_is_migrated_only_with_consent(tmp_path: Path) -> None
     path.write_bytes(original)
     app = make_app(path)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.press("home", "enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.press("escape")  # no consent: nothing changes
@@ -320,7 +330,7 @@ async def test_pre_v3_file_is_migrated_only_with_consent(tmp_path: Path) -> None
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.click("#yes")
-        await until(pilot, lambda: app.stree.version == 3)  # the tail saw the replaced file and reloaded
+        await until(pilot, lambda: app.explorer.stree.version == 3)  # the tail saw the replaced file and reloaded
         backups = list(tmp_path.glob("old.jsonl.bak-*"))
         assert len(backups) == 1 and backups[0].read_bytes() == original
 
@@ -335,7 +345,7 @@ async def test_deeply_nested_forks_keep_their_text_on_screen(tmp_path: Path) -> 
     path.write_bytes(to_bytes(entries))
     app = make_app(path)
     async with app.run_test(size=(80, 30)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         view = app.query_one(TreeView)
         strip = view._render_row(view.shown[view.cursor], 60, True)
         line = "".join(seg.text for seg in strip)
@@ -343,12 +353,12 @@ async def test_deeply_nested_forks_keep_their_text_on_screen(tmp_path: Path) -> 
 
 
 def test_load_progress_is_posted_at_most_every_tenth_of_a_second(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = make_app(demo)
+    pane = LoadingPane()
     posted: list[int] = []
-    monkeypatch.setattr(app, "post_message", lambda m: posted.append(m.done) or True)
+    monkeypatch.setattr(pane, "post_message", lambda m: posted.append(m.done) or True)
     clock = [100.0]
-    monkeypatch.setattr("pitree.widgets.app.time.monotonic", lambda: clock[0])
-    post = app._progress_poster()
+    monkeypatch.setattr("pitree.widgets.loading_pane.time.monotonic", lambda: clock[0])
+    post = pane.progress_poster()
     for done in range(1, 1000):  # a megabyte every millisecond
         post(done, 1000)
         clock[0] += 0.001

@@ -75,14 +75,14 @@ async def test_open_a_session_and_come_back_with_escape(store: Path) -> None:
     async with app.run_test(size=(160, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
         await pilot.press("down", "enter")
-        await until(pilot, lambda: app.stree is not None)
-        assert app.path.name.endswith("bbbb2222.jsonl") and cursor(app) == "a1"
+        await until(pilot, lambda: app.explorer.stree is not None)
+        assert app.explorer.path.name.endswith("bbbb2222.jsonl") and cursor(app) == "a1"
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
         table = browser(app).query_one(DataTable)
         assert table.cursor_row == 1  # the session just left stays selected
         await pilot.press("up", "enter")
-        await until(pilot, lambda: app.stree is not None and app.path.name.endswith("aaaa1111.jsonl"))
+        await until(pilot, lambda: app.explorer.stree is not None and app.explorer.path.name.endswith("aaaa1111.jsonl"))
         assert cursor(app) == "u1"
 
 
@@ -96,8 +96,8 @@ async def test_search_opens_the_session_at_the_matching_entry(store: Path) -> No
         await until(pilot, lambda: browser(app).mode == "hits" and browser(app).hits)
         assert [(h.entry_id, h.kind) for h in browser(app).hits] == [("a1", "assistant")]
         await pilot.press("enter", "enter")
-        await until(pilot, lambda: app.stree is not None)
-        assert app.path.name.endswith("bbbb2222.jsonl") and cursor(app) == "a1"
+        await until(pilot, lambda: app.explorer.stree is not None)
+        assert app.explorer.path.name.endswith("bbbb2222.jsonl") and cursor(app) == "a1"
 
 
 async def test_bad_regex_is_reported_and_escape_clears_the_search(store: Path) -> None:
@@ -136,12 +136,12 @@ async def test_the_session_left_is_freed(store: Path) -> None:
     async with app.run_test(size=(160, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
         await pilot.press("enter")
-        await until(pilot, lambda: app.stree is not None)
-        first = weakref.ref(app.stree)
+        await until(pilot, lambda: app.explorer.stree is not None)
+        first = weakref.ref(app.explorer.stree)
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
         await pilot.press("down", "enter")
-        await until(pilot, lambda: app.stree is not None and app.stree is not first())
+        await until(pilot, lambda: app.explorer.stree is not None and app.explorer.stree is not first())
         # Nothing (view, entry pane, frozen generation) keeps the old tree alive. A worker thread may still
         # be finishing with it for a moment, so it need not be gone at once, only soon.
         await until(pilot, lambda: gc.collect() >= 0 and first() is None, timeout=10)
@@ -149,7 +149,7 @@ async def test_the_session_left_is_freed(store: Path) -> None:
 
 @pytest.mark.parametrize("width", [80, 160])
 async def test_the_numbers_stay_on_screen_at_80_columns(store: Path, width: int) -> None:
-    from tests.ui.test_snapshots import screen_text
+    from tests.ui.screenshot import screen_text
 
     app = make(store)
     async with app.run_test(size=(width, 24)) as pilot:

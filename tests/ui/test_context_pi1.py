@@ -36,10 +36,12 @@ async def test_context_view_shows_head_edits_and_omissions(tmp_path: Path) -> No
     path = session(tmp_path)
     app = make_app(path)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None and app.status_bar.status.context_tokens is not None)
-        ctx = build_context(app.stree, None)
+        await until(
+            pilot, lambda: app.explorer.stree is not None and app.explorer.status_bar.status.context_tokens is not None
+        )
+        ctx = build_context(app.explorer.stree, None)
         # the head (400 + 2 chars), u1, a1 as "short", u3: a1's usage is all zeros, so Pi estimates
-        assert app.status_bar.status.context_tokens == ctx.size.tokens == 101 + 4 + 2 + 1
+        assert app.explorer.status_bar.status.context_tokens == ctx.size.tokens == 101 + 4 + 2 + 1
         await pilot.press("c")
         await until(pilot, lambda: isinstance(app.screen, ContextScreen))
         screen = app.screen
@@ -62,4 +64,4 @@ async def test_context_view_shows_head_edits_and_omissions(tmp_path: Path) -> No
         table.move_cursor(row=0)
         await pilot.press("enter")
         await until(pilot, lambda: not isinstance(app.screen, ContextScreen))
-        assert app.tree_view.cursor_node is not None and app.tree_view.cursor_node.id == "s1"
+        assert app.explorer.tree_view.cursor_node is not None and app.explorer.tree_view.cursor_node.id == "s1"

@@ -28,11 +28,11 @@ async def test_mark_compare_enter_and_escape(tmp_path: Path) -> None:
     app = make_app(path)
     messages: list[object] = []
     async with app.run_test(size=(120, 36), message_hook=messages.append) as pilot:
-        await until(pilot, lambda: app.stree is not None)
-        assert app.go_to_entry("aa2")
+        await until(pilot, lambda: app.explorer.stree is not None)
+        assert app.explorer.go_to_entry("aa2")
         await pilot.press("m")
-        assert app.marked_id == "aa2"
-        assert app.go_to_entry("ab2")
+        assert app.explorer.marked_id == "aa2"
+        assert app.explorer.go_to_entry("ab2")
         screen = await _open_diff(pilot, app)
         assert [(m.a, m.b) for m in messages if isinstance(m, CompareRequested)] == [("aa2", "ab2")]
         assert screen.diff is not None and screen.diff.ancestor is not None and screen.diff.ancestor.id == "r1"
@@ -50,9 +50,9 @@ async def test_mark_compare_enter_and_escape(tmp_path: Path) -> None:
         await until(pilot, lambda: not isinstance(app.screen, DiffScreen))
         assert cursor(app) == "ub2"
         # Escape closes where it was; m on the marked entry unmarks; d without a mark compares with the leaf
-        assert app.go_to_entry("aa2")
+        assert app.explorer.go_to_entry("aa2")
         await pilot.press("m")
-        assert app.marked_id is None
+        assert app.explorer.marked_id is None
         screen = await _open_diff(pilot, app)
         assert screen.diff is not None and (screen.diff.a.id, screen.diff.b.id) == ("ab2", "aa2")
         await pilot.press("escape")
@@ -66,8 +66,8 @@ async def test_both_sides_scroll_together(tmp_path: Path) -> None:
     path = write_session(tmp_path / "s.jsonl", entries)
     app = make_app(path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
-        assert app.go_to_entry("e0000079")  # B; A is the leaf, x2, the file's last line
+        await until(pilot, lambda: app.explorer.stree is not None)
+        assert app.explorer.go_to_entry("e0000079")  # B; A is the leaf, x2, the file's last line
         screen = await _open_diff(pilot, app)
         table = screen.query_one(DiffTable)
         assert table.scroll_y == 0
@@ -87,9 +87,9 @@ async def test_palette_entries(tmp_path: Path) -> None:
     path = write_session(tmp_path / "s.jsonl", forked())
     app = make_app(path)
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
-        assert app.go_to_entry("aa2")
+        assert app.explorer.go_to_entry("aa2")
         commands["Compare with the marked entry"].callback()
         await pilot.pause()
         assert not isinstance(app.screen, DiffScreen)  # nothing is marked yet: a notice instead
@@ -105,8 +105,8 @@ async def test_hostile_text_stays_inert(tmp_path: Path) -> None:
     path = write_session(tmp_path / "s.jsonl", entries)
     app = make_app(path)
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
-        assert app.go_to_entry("h1")
+        await until(pilot, lambda: app.explorer.stree is not None)
+        assert app.explorer.go_to_entry("h1")
         screen = await _open_diff(pilot, app)  # A: the leaf h2, B: h1
         table = screen.query_one(DiffTable)
         cells = [str(c) for r in range(table.row_count) for c in table.get_row_at(r)]
@@ -124,8 +124,8 @@ async def test_e_writes_markdown_after_a_yes(tmp_path: Path, monkeypatch: pytest
     path = write_session(tmp_path / "s.jsonl", forked())
     app = make_app(path)
     async with app.run_test(size=(120, 36)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
-        assert app.go_to_entry("aa2")
+        await until(pilot, lambda: app.explorer.stree is not None)
+        assert app.explorer.go_to_entry("aa2")
         screen = await _open_diff(pilot, app)
         out = home / "pitree-diff-ab2-aa2.md"
         assert screen.export_path() == out

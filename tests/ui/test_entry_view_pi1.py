@@ -137,7 +137,7 @@ async def test_the_explorer_goes_to_the_target(edited: Path) -> None:
     app = PitreeApp(edited, watch=False, config_overrides={"summarizer": "extractive"})
     seen: list[Any] = []
     async with app.run_test(size=(140, 40), message_hook=seen.append) as pilot:
-        await until(pilot, lambda: app.stree is not None, "the session")
+        await until(pilot, lambda: app.explorer.stree is not None, "the session")
         tree = app.query_one(TreeView)
         entry_view = app.query_one(EntryView)
         assert tree.select_id("e1")  # hidden by the default filter: the view switches to "all"

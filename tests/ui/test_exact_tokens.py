@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pitree.widgets.after_load as after_load_module
-import pitree.widgets.app as app_module
 import pitree.widgets.entry_view as entry_module
+import pitree.widgets.explorer as explorer_module
+import pitree.widgets.explorer_state as state_module
 import pytest
 from pitree.cli.report import compaction_audit
 from pitree.store.session_file import EntryReader, load_session
@@ -48,17 +48,17 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(entry_module, "count_text", count)
     monkeypatch.setattr(entry_module, "encoder_built", lambda: built[0])
-    monkeypatch.setattr(app_module, "encoder_built", lambda: built[0])
-    monkeypatch.setattr(after_load_module, "load_encoder", load)
+    monkeypatch.setattr(state_module, "encoder_built", lambda: built[0])
+    monkeypatch.setattr(explorer_module, "load_encoder", load)
     return calls
 
 
 def big(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app_module, "EXACT_TOKENS_FROM", 1)  # every session counts as big
+    monkeypatch.setattr(state_module, "EXACT_TOKENS_FROM", 1)  # every session counts as big
 
 
 async def settled(app: PitreeApp, pilot) -> EntryView:  # type: ignore[no-untyped-def]
-    await until(pilot, lambda: app.stree is not None)
+    await until(pilot, lambda: app.explorer.stree is not None)
     await app.workers.wait_for_complete()
     entry = app.query_one(EntryView)
     await until(pilot, lambda: entry.node is not None and not entry.loading)
@@ -69,7 +69,7 @@ async def test_small_session_counts_from_the_start(demo: Path, counted: list[str
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
         entry = await settled(app, pilot)
-        assert app.exact_tokens and entry.exact_tokens
+        assert app.explorer.exact_tokens and entry.exact_tokens
         assert "encoder" in counted  # built after the first screen, before the layouts
         await until(pilot, lambda: isinstance(entry.tokens, int))
 
@@ -82,14 +82,14 @@ async def test_big_session_counts_only_after_t(demo: Path, counted: list[str], m
         app.notify = lambda message, **_: notes.append(str(message))  # type: ignore[method-assign]
         entry = await settled(app, pilot)
         assert entry.node is not None and entry.node.id == ASSISTANT
-        assert not app.exact_tokens and counted == []  # no encoder, nothing counted
+        assert not app.explorer.exact_tokens and counted == []  # no encoder, nothing counted
         assert entry.tokens == NOT_COUNTED
         head = pane_text(entry)
         assert "(Pi's chars/4)" in head and "tiktoken: press t to count" in head
 
         await pilot.press("t")
         await until(pilot, lambda: isinstance(entry.tokens, int))
-        assert app.exact_tokens and len(counted) == 1 and "~30 MB" in notes[-1]
+        assert app.explorer.exact_tokens and len(counted) == 1 and "~30 MB" in notes[-1]
         assert "(tiktoken cl100k)" in pane_text(entry)
 
         await pilot.press("up")  # the next entry is counted too, without another t

@@ -7,6 +7,7 @@ import re
 from importlib import resources
 
 from pitree.widgets.app import PitreeApp
+from pitree.widgets.explorer import Explorer
 from pitree.widgets.screens.jump_dialog import JumpDialog
 from pitree.widgets.tree_view import TreeView
 from textual.binding import Binding
@@ -38,7 +39,7 @@ def binding_name(shown: str) -> str:
 
 def test_every_key_in_the_help_tables_is_bound() -> None:
     help_md = (resources.files("pitree.assets") / "help.md").read_text(encoding="utf-8")
-    bound = keys_of(PitreeApp.BINDINGS) | keys_of(TreeView.BINDINGS)
+    bound = keys_of(PitreeApp.BINDINGS) | keys_of(Explorer.BINDINGS) | keys_of(TreeView.BINDINGS)
     cells = re.findall(r"^\| ([^|]+) \| [^|]+ \|$", help_md, re.M)
     named = [k for cell in cells if cell not in ("key", "---") for k in re.split(r" / |, | or |\(or ", cell)]
     missing = []

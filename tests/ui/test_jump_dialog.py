@@ -33,7 +33,7 @@ def last(path: Path) -> dict:
 
 
 async def open_dialog(app: PitreeApp, pilot) -> JumpDialog:  # type: ignore[no-untyped-def]
-    await until(pilot, lambda: app.stree is not None)
+    await until(pilot, lambda: app.explorer.stree is not None)
     app.query_one(TreeView).select_id(TARGET)
     await pilot.press("enter")
     await until(pilot, lambda: isinstance(app.screen, JumpDialog))

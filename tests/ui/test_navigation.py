@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pitree.widgets.entry_view import EntryView
 
+from tests.ui.screenshot import screen_text
 from tests.ui.test_app import DEMO, cursor, make_app, until
-from tests.ui.test_snapshots import screen_text
 from tests.unit.sessions import assistant, entry, to_bytes, user
 
 TOOL_ONLY, ITS_RESULT = "71037525", "78567699"  # the demo's reply that only calls a tool, and that tool's result
@@ -32,15 +32,15 @@ async def test_goto_a_tool_only_reply_shows_it_and_says_why(tmp_path: Path) -> N
     path.write_bytes(DEMO.read_bytes())
     app = make_app(path)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         notes = capture(app)
         await pilot.press("g", *TOOL_ONLY, "enter")
         await shown_in_pane(pilot, app, TOOL_ONLY)
         assert cursor(app) == ITS_RESULT
-        assert app.tree_view.filter_mode == "default"  # no silent switch to "all"
+        assert app.explorer.tree_view.filter_mode == "default"  # no silent switch to "all"
         assert len(notes) == 1 and "no row in Pi's tree" in notes[0] and "its tool result" in notes[0]
         await pilot.press("down")  # moving on shows the rows' own entries again
-        await until(pilot, lambda: app.query_one(EntryView).node is app.tree_view.cursor_node)
+        await until(pilot, lambda: app.query_one(EntryView).node is app.explorer.tree_view.cursor_node)
 
 
 async def test_goto_a_filtered_entry_announces_the_filter_switch(tmp_path: Path) -> None:
@@ -48,10 +48,10 @@ async def test_goto_a_filtered_entry_announces_the_filter_switch(tmp_path: Path)
     path.write_bytes(DEMO.read_bytes())
     app = make_app(path)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         notes = capture(app)
         await pilot.press("g", *"8dfdbf43", "enter")  # a model_change: the default filter hides it
-        assert cursor(app) == "8dfdbf43" and app.tree_view.filter_mode == "all"
+        assert cursor(app) == "8dfdbf43" and app.explorer.tree_view.filter_mode == "all"
         assert len(notes) == 1 and "default → all" in notes[0]
 
 
@@ -66,16 +66,16 @@ async def test_a_usage_entry_is_reachable_from_go_to_and_the_context_view(tmp_pa
     path.write_bytes(to_bytes(entries))
     app = make_app(path)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         notes = capture(app)
         await pilot.press("g", *"k1", "enter")
         await shown_in_pane(pilot, app, "k1")
-        assert cursor(app) == "a1" and app.tree_view.filter_mode == "default"
+        assert cursor(app) == "a1" and app.explorer.tree_view.filter_mode == "default"
         assert "no row in Pi's tree" in notes[-1] and "usage" in notes[-1]
-        app.tree_view.go_to("u2")
+        app.explorer.tree_view.go_to("u2")
         await shown_in_pane(pilot, app, "u2")
         # the context view's Enter goes the same way
-        app.go_to_entry("k1")
+        app.explorer.go_to_entry("k1")
         await shown_in_pane(pilot, app, "k1")
         assert cursor(app) == "a1" and len(notes) == 2
 
@@ -86,7 +86,7 @@ async def test_the_leaf_marker_survives_a_long_row(tmp_path: Path, size: tuple[i
     path.write_bytes(DEMO.read_bytes())
     app = make_app(path)
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await until(pilot, lambda: any(line.startswith("›") for line in screen_text(app).split("\n")))
         cursor_line = next(line for line in screen_text(app).split("\n") if line.startswith("›"))
         assert "← leaf" in cursor_line
@@ -98,9 +98,9 @@ async def test_a_hidden_leaf_is_marked_on_its_nearest_shown_ancestor(tmp_path: P
     path.write_bytes(to_bytes([*entries[:2], {**entries[2], "label": "first"}]))
     app = make_app(path)
     async with app.run_test(size=(140, 24)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
-        view = app.tree_view
-        assert cursor(app) == "a1" and app.following
+        await until(pilot, lambda: app.explorer.stree is not None)
+        view = app.explorer.tree_view
+        assert cursor(app) == "a1" and app.explorer.following
         row = view.layout_.index_of("a1")
         assert view.row_text(row).plain.endswith("← leaf (hidden: [label: first])")
         await until(pilot, lambda: "assistant: hi there  ← leaf (hidden: [label: first])" in screen_text(app))
@@ -119,7 +119,7 @@ async def test_migration_notice_points_back_to_the_action_that_asked(
     path.write_bytes((Path(__file__).resolve().parents[1] / "data" / "v1_linear.jsonl").read_bytes())
     app = make_app(path)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         notes = capture(app)
         await pilot.press("home", *keys)
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
@@ -135,7 +135,7 @@ async def test_the_jump_dialogs_summarizer_fits_at_80x24(tmp_path: Path) -> None
     path.write_bytes(DEMO.read_bytes())
     app = make_app(path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.press("home", "down", "down", "enter")
         await until(pilot, lambda: isinstance(app.screen, JumpDialog))
         await until(pilot, lambda: "offline (extractive)" in screen_text(app))

@@ -30,17 +30,18 @@ def omp_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 async def test_opens_and_follows_a_slot_rename(omp_session: Path) -> None:
     app = make_app(omp_session)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
-        tree = app.stree
+        await until(pilot, lambda: app.explorer.stree is not None)
+        tree = app.explorer.stree
         assert tree.dialect == "omp" and tree.skipped == [] and cursor(app) == "a2"
-        assert app.status_bar.status.name == "Fix the parser"
+        assert app.explorer.status_bar.status.name == "Fix the parser"
         app.query_one(TreeView).select_id("u1")
         entry = app.query_one(EntryView)
         await until(pilot, lambda: entry.node is not None and entry.node.id == "u1")
         rewrite_slot(omp_session, "Renamed in omp")
-        await app.live.check()
-        assert app.stree is tree  # no reload
-        assert tree.name == "Renamed in omp" and app.status_bar.status.name == "Renamed in omp"
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
+        assert app.explorer.stree is tree  # no reload
+        assert tree.name == "Renamed in omp" and app.explorer.status_bar.status.name == "Renamed in omp"
 
 
 async def test_jump_with_summary_follows_omp(omp_session: Path) -> None:
@@ -49,7 +50,7 @@ async def test_jump_with_summary_follows_omp(omp_session: Path) -> None:
     slot = omp_session.read_bytes()[:SLOT_BYTES]
     app = make_app(omp_session)
     async with app.run_test(size=(140, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         app.query_one(TreeView).select_id("a1")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, JumpDialog))
@@ -58,8 +59,8 @@ async def test_jump_with_summary_follows_omp(omp_session: Path) -> None:
         await pilot.click("#summarize")
         await until(pilot, lambda: dialog.phase == "review")
         await pilot.click("#append")
-        await until(pilot, lambda: app.stree.leaf.type == "branch_summary")
-        leaf = app.stree.leaf
+        await until(pilot, lambda: app.explorer.stree.leaf.type == "branch_summary")
+        leaf = app.explorer.stree.leaf
         assert leaf.parent.id == "a1" and leaf.meta["fromId"] == "a1"  # omp: fromId is where it branched from
         assert omp_session.read_bytes()[:SLOT_BYTES] == slot
 
@@ -92,8 +93,8 @@ async def test_the_browser_lists_omp_beside_pi(tmp_path: Path, monkeypatch: pyte
         assert [str(table.get_row_at(i)[-1]) for i in range(4)] == ["oh-my-pi", "oh-my-pi sub", "oh-my-pi sub", "pi"]
         table.move_cursor(row=1)
         await pilot.press("enter")
-        await until(pilot, lambda: app.stree is not None and app.stree.header is not None)
-        assert app.stree.header["id"] == "019a0000-0000-7000-8000-0000000000b1"
+        await until(pilot, lambda: app.explorer.stree is not None and app.explorer.stree.header is not None)
+        assert app.explorer.stree.header["id"] == "019a0000-0000-7000-8000-0000000000b1"
 
 
 async def test_context_view_says_it_followed_omp(omp_session: Path) -> None:
@@ -102,7 +103,7 @@ async def test_context_view_says_it_followed_omp(omp_session: Path) -> None:
 
     app = make_app(omp_session)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.press("c")
         await until(pilot, lambda: isinstance(app.screen, ContextScreen))
         head = str(app.screen.query_one("#ctx-head", Static).render())

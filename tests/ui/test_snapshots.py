@@ -14,14 +14,11 @@ from pitree.widgets.app import PitreeApp
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.tree_view import TreeView
 
+from tests.ui.screenshot import screen_text
+
 HERE = Path(__file__).parent / "snapshots"
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo.jsonl"
 NOW = 1796212800.0  # 2026-12-02 12:00 UTC, a fixed "now" for relative times
-
-
-def screen_text(app: PitreeApp) -> str:
-    update = app.screen._compositor.render_full_update()
-    return "\n".join("".join(seg.text for strip in line for seg in strip) for line in update.strips).rstrip() + "\n"
 
 
 def check(name: str, text: str) -> None:
@@ -35,7 +32,7 @@ def check(name: str, text: str) -> None:
 
 async def settle(pilot, app: PitreeApp) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + 15
-    while app.stree is None or app.query_one(EntryView).node is not app.query_one(TreeView).cursor_node:
+    while app.explorer.stree is None or app.query_one(EntryView).node is not app.query_one(TreeView).cursor_node:
         assert time.monotonic() < deadline
         await pilot.pause(0.05)
     await pilot.pause(0.3)

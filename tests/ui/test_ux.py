@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 from pitree.widgets.app import PitreeApp
 from pitree.widgets.entry_view import EntryView
+from pitree.widgets.panes import Panes
 from pitree.widgets.status_bar import Status, StatusBar
 from pitree.widgets.tree_view import TreeView
 from textual.widgets import Input, Static
 
 from tests.sessions import to_bytes, user
+from tests.ui.screenshot import screen_text
 from tests.ui.test_app import DEMO, append, cursor, make_app, until
-from tests.ui.test_snapshots import screen_text
 
 ROOT, LEAF = "5e39d22d", "40665560"
 
@@ -30,32 +31,34 @@ def demo(tmp_path: Path) -> Path:
 async def test_follow_stays_off_across_a_filter_round_trip(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.press("home")
-        assert cursor(app) == ROOT and not app.status_bar.status.follow
+        assert cursor(app) == ROOT and not app.explorer.status_bar.status.follow
         await pilot.press("ctrl+l")  # the root has no label: the filter shows the cursor elsewhere
-        assert not app.following and not app.status_bar.status.follow
+        assert not app.explorer.following and not app.explorer.status_bar.status.follow
         await pilot.press("ctrl+l")  # back to the default filter: back on the entry the user chose
         assert cursor(app) == ROOT
-        assert not app.following and not app.status_bar.status.follow
+        assert not app.explorer.following and not app.explorer.status_bar.status.follow
         append(demo, user("f0000001", LEAF, "appended under the leaf"))
-        await app.live.check()
-        assert cursor(app) == ROOT and not app.status_bar.status.follow
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
+        assert cursor(app) == ROOT and not app.explorer.status_bar.status.follow
 
 
 @pytest.mark.writes_session
 async def test_follow_stays_on_across_a_filter_that_hides_the_leaf(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
-        assert app.following
+        await until(pilot, lambda: app.explorer.stree is not None)
+        assert app.explorer.following
         await pilot.press("ctrl+u")  # the leaf is an assistant reply: user-only hides it
-        assert app.following and app.status_bar.status.follow
+        assert app.explorer.following and app.explorer.status_bar.status.follow
         await pilot.press("ctrl+u")
-        assert cursor(app) == LEAF and app.following
+        assert cursor(app) == LEAF and app.explorer.following
         append(demo, user("f0000001", LEAF, "appended under the leaf"))
-        await app.live.check()
-        assert cursor(app) == "f0000001" and app.status_bar.status.follow
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
+        assert cursor(app) == "f0000001" and app.explorer.status_bar.status.follow
 
 
 def head_text(app: PitreeApp) -> str:
@@ -65,7 +68,7 @@ def head_text(app: PitreeApp) -> str:
 async def test_relabel_shows_in_the_entry_pane(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.press("g", *"13721af2", "enter")
         entry = app.query_one(EntryView)
         await until(pilot, lambda: entry.node is not None and entry.node.id == "13721af2" and not entry.loading)
@@ -74,17 +77,17 @@ async def test_relabel_shows_in_the_entry_pane(demo: Path) -> None:
         await until(pilot, lambda: app.screen.query(Input))
         app.screen.query_one(Input).value = "renamed-label"
         await pilot.press("enter")
-        await until(pilot, lambda: app.stree.labels.get("13721af2") == "renamed-label")
+        await until(pilot, lambda: app.explorer.stree.labels.get("13721af2") == "renamed-label")
         await until(pilot, lambda: "renamed-label" in head_text(app))
         assert "working-api" not in head_text(app)
-        assert app.status_bar.status.file_state == ""  # pitree's own label entry is not "1 new entry"
+        assert app.explorer.status_bar.status.file_state == ""  # pitree's own label entry is not "1 new entry"
 
 
 async def test_empty_goto_is_not_an_error(demo: Path) -> None:
     app = make_app(demo)
     notes: list[str] = []
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         await pilot.press("g", "enter")
         assert cursor(app) == LEAF and not any("''" in n for n in notes)
@@ -94,29 +97,31 @@ async def test_empty_goto_is_not_an_error(demo: Path) -> None:
 async def test_new_entries_are_counted_while_not_following(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.press("f")  # follow off
         parent = LEAF
         for i in range(20):
             append(demo, user(f"f{i:07d}", parent, f"one of twenty {i}"))
             parent = f"f{i:07d}"
-            await app.live.check()
-        assert app.status_bar.status.file_state == "20 new entries"
+            await app.explorer.live.check()
+            await pilot.pause()  # the explorer handles what the tail posted
+        assert app.explorer.status_bar.status.file_state == "20 new entries"
         await pilot.press("up")  # the user looked: the count starts again
-        assert app.status_bar.status.file_state == ""
+        assert app.explorer.status_bar.status.file_state == ""
 
 
 @pytest.mark.writes_session
 async def test_rewritten_notice_leaves_the_status_bar(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         original = demo.read_bytes()
         demo.write_bytes(original[: original.index(b"\n", len(original) // 2) + 1])
-        await app.live.check()
-        await until(pilot, lambda: "rewritten" in app.status_bar.status.file_state)
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
+        await until(pilot, lambda: "rewritten" in app.explorer.status_bar.status.file_state)
         await pilot.press("up")
-        assert app.status_bar.status.file_state == ""
+        assert app.explorer.status_bar.status.file_state == ""
 
 
 def test_status_counts_are_singular_and_plural() -> None:
@@ -178,7 +183,7 @@ async def test_deep_tree_guides_line_up(tmp_path: Path, keys: tuple[str, ...]) -
     path.write_bytes(to_bytes(entries))
     app = make_app(path)
     async with app.run_test(size=(80, 30)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         for key in keys:
             await pilot.press(key)
         view = app.query_one(TreeView)
@@ -209,7 +214,7 @@ async def test_confirm_dialog_keys_and_safe_first_focus(tmp_path: Path) -> None:
     path.write_bytes(original)
     app = make_app(path)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         for keys in (("enter",), ("n",), ("escape",)):  # Enter on the first focus is "no", as are n and Esc
             await pilot.press("home", "enter")
             await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
@@ -220,7 +225,7 @@ async def test_confirm_dialog_keys_and_safe_first_focus(tmp_path: Path) -> None:
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.press("y")
-        await until(pilot, lambda: app.stree.version == 3)
+        await until(pilot, lambda: app.explorer.stree.version == 3)
         assert len(list(tmp_path.glob("old.jsonl.bak-*"))) == 1
 
 
@@ -229,13 +234,13 @@ async def test_label_dialog_removes_with_a_key(demo: Path) -> None:
 
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
-        app.tree_view.select_id("13721af2")
+        await until(pilot, lambda: app.explorer.stree is not None)
+        app.explorer.tree_view.select_id("13721af2")
         await pilot.press("L")
         await until(pilot, lambda: isinstance(app.screen, LabelDialog))
         assert isinstance(app.screen.focused, Input)
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: "13721af2" not in app.stree.labels)
+        await until(pilot, lambda: "13721af2" not in app.explorer.stree.labels)
 
 
 async def test_export_dialog_keys_and_safe_first_focus(demo: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -245,7 +250,7 @@ async def test_export_dialog_keys_and_safe_first_focus(demo: Path, tmp_path: Pat
     monkeypatch.setenv("HOME", str(tmp_path))
     app = make_app(demo)
     async with app.run_test(size=(140, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.press("e")
         await until(pilot, lambda: isinstance(app.screen, ExportDialog))
         dialog = app.screen
@@ -296,7 +301,7 @@ def test_export_default_folders(tmp_path: Path) -> None:
 async def test_panes_stack_on_a_narrow_terminal_and_w_cycles(demo: Path, size: tuple[int, int], stacked: bool) -> None:
     app = make_app(demo)
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.pause()
         tree, entry = app.query_one("#tree-pane"), app.query_one(EntryView)
         if stacked:  # the entry pane under the tree, the tree as wide as the terminal
@@ -312,7 +317,7 @@ async def test_panes_stack_on_a_narrow_terminal_and_w_cycles(demo: Path, size: t
         assert not entry.region.area and tree.region.width == size[0]
         await pilot.press("tab")  # asks for the entry pane: it comes back, focused
         await pilot.pause()
-        assert app.pane_layout == "split" and entry.region.area and entry.has_focus
+        assert app.query_one(Panes).mode == "split" and entry.region.area and entry.has_focus
 
 
 async def test_header_names_the_columns_over_them(demo: Path) -> None:
@@ -320,7 +325,7 @@ async def test_header_names_the_columns_over_them(demo: Path) -> None:
 
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.pause()
         view = app.query_one(TreeView)
 
@@ -370,10 +375,12 @@ async def test_search_hits_say_which_session_is_the_fork(tmp_path: Path) -> None
         parent_row = 1 - fork_row
         table.move_cursor(row=parent_row)
         await pilot.press("enter")  # from the search box: opens the hit under the cursor
-        await until(pilot, lambda: app.stree is not None and app.status_bar.status.context_tokens is not None)
-        assert app.path == parent
+        await until(
+            pilot, lambda: app.explorer.stree is not None and app.explorer.status_bar.status.context_tokens is not None
+        )
+        assert app.explorer.path == parent
         await pilot.pause()
-        shown = str(app.status_bar.render())
+        shown = str(app.explorer.status_bar.render())
         assert "ctx ~" in shown and "follow on" in shown and len(shown) <= 78
 
 

@@ -25,15 +25,15 @@ def _plain(widget: Static) -> str:
 async def test_selecting_a_compaction_marks_what_it_summarized_and_kept(demo_copy: Path) -> None:
     app = make_app(demo_copy)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         view = app.query_one(TreeView)
         view.select_id(COMPACTION)
         await until(pilot, lambda: bool(view.marks))
-        split = compaction_split(app.stree, app.stree.get(COMPACTION))
+        split = compaction_split(app.explorer.stree, app.explorer.stree.get(COMPACTION))
         assert {k for k, v in view.marks.items() if v == "summarized"} == {m.node.id for m in split.summarized}
         assert {k for k, v in view.marks.items() if v == "kept"} == {m.node.id for m in split.kept}
         assert len(split.kept) == 8 and len(split.summarized) == 30
-        assert app.status_bar.status.audit == "▒ summarized 30 · ▌ kept 8"
+        assert app.explorer.status_bar.status.audit == "▒ summarized 30 · ▌ kept 8"
         # The gutter shows the mark on a kept row.
         kept_id = split.kept[0].node.id
         row = view.layout_.index_of(kept_id)
@@ -46,18 +46,18 @@ async def test_selecting_a_compaction_marks_what_it_summarized_and_kept(demo_cop
         # Moving off the compaction clears the marks.
         await pilot.press("up")
         await until(pilot, lambda: not view.marks)
-        assert app.status_bar.status.audit == ""
+        assert app.explorer.status_bar.status.audit == ""
 
 
 async def test_context_view_lists_the_context_and_goes_to_an_entry(demo_copy: Path) -> None:
     app = make_app(demo_copy)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.press("c")
         await until(pilot, lambda: isinstance(app.screen, ContextScreen))
         screen = app.screen
         assert isinstance(screen, ContextScreen)
-        ctx = build_context(app.stree, None)
+        ctx = build_context(app.explorer.stree, None)
         table = screen.query_one(DataTable)
         assert table.row_count == len(ctx.messages) == 34
         assert ctx.messages[0].role == "compactionSummary"
@@ -84,7 +84,7 @@ async def test_context_view_lists_the_context_and_goes_to_an_entry(demo_copy: Pa
 async def test_context_view_at_a_selected_entry_and_escape(demo_copy: Path) -> None:
     app = make_app(demo_copy)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         app.query_one(TreeView).select_id("20554e43")
         await pilot.press("c")
         await until(pilot, lambda: isinstance(app.screen, ContextScreen))
@@ -97,7 +97,7 @@ async def test_context_view_at_a_selected_entry_and_escape(demo_copy: Path) -> N
 async def test_usage_view(demo_copy: Path) -> None:
     app = make_app(demo_copy)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.press("u")
         await until(pilot, lambda: isinstance(app.screen, TextScreen))
         text = app.screen.query_one(".title", Static).render()
@@ -117,7 +117,7 @@ async def test_export_from_the_explorer(demo_copy: Path, tmp_path: Path, monkeyp
     monkeypatch.chdir(elsewhere)  # never the current folder (under `make run`, the checkout)
     app = make_app(demo_copy)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         app.query_one(TreeView).select_id("20554e43")
         await pilot.press("e")
         await until(pilot, lambda: isinstance(app.screen, ExportDialog))
@@ -155,19 +155,20 @@ async def test_an_append_at_the_leaf_extends_the_shown_layout(tmp_path: Path) ->
     session.write_bytes(DEMO.read_bytes())
     app = make_app(session)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None)
+        await until(pilot, lambda: app.explorer.stree is not None)
         view = app.query_one(TreeView)
         layout = view.layout_
         with session.open("ab") as fh:  # what Pi does: one whole line under the leaf
             fh.write(orjson.dumps(user("feed0001", "40665560", "and one more thing", t=99_999)) + b"\n")
-        assert app.live is not None
-        await app.live.check()
+        assert app.explorer.live is not None
+        await app.explorer.live.check()
+        await pilot.pause()  # the explorer handles what the tail posted
         await until(pilot, lambda: cursor(app) == "feed0001")
         assert view.layout_ is layout  # updated in place, not rebuilt
-        assert shape(layout) == shape(build_layout(app.stree, view.filter_mode))
-        status = app.status_bar.status  # kept up to date without walking the tree
-        assert status.context_tokens == build_context(app.stree, None).size.tokens
-        assert status.branches == len(app.stree.leaves()) and status.entries == 89
+        assert shape(layout) == shape(build_layout(app.explorer.stree, view.filter_mode))
+        status = app.explorer.status_bar.status  # kept up to date without walking the tree
+        assert status.context_tokens == build_context(app.explorer.stree, None).size.tokens
+        assert status.branches == len(app.explorer.stree.leaves()) and status.entries == 89
 
 
 async def test_skipped_lines_screen_lists_a_torn_last_line_as_the_cli_does(tmp_path: Path) -> None:
@@ -177,7 +178,7 @@ async def test_skipped_lines_screen_lists_a_torn_last_line_as_the_cli_does(tmp_p
     path.write_bytes(to_bytes([user("u1", None, "hi", t=1)]) + b'{"bad json\n' + b'{"type":"message","id":"zz')
     app = make_app(path)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.stree is not None and app.live is not None)
+        await until(pilot, lambda: app.explorer.stree is not None and app.explorer.live is not None)
         await pilot.press("s")
         await until(pilot, lambda: isinstance(app.screen, TextScreen))
         screen = app.screen

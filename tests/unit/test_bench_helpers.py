@@ -231,7 +231,7 @@ def test_kib_become_mb_of_a_million_bytes_as_file_sizes_are() -> None:
 
 
 def test_the_explorer_bench_knows_where_exact_counts_wait_for_t() -> None:
-    from pitree.widgets.app import EXACT_TOKENS_FROM
+    from pitree.widgets.explorer_state import EXACT_TOKENS_FROM
 
     assert bench_tui.EXACT_FROM == EXACT_TOKENS_FROM
 

@@ -1,0 +1,366 @@
+"""`Explorer`: one session on screen — the tree and the entry pane (`Panes`), the loading screen, the prompt and
+the status bar — and what its keys do. It loads the file (`LoadingPane`), follows it (`LiveSession`, whose
+messages it handles) and routes what its widgets post; its writes are `WritingMixin`'s (`writing.py`), its state
+`ExplorerState`'s (`explorer_state.py`). The App above it opens the browser and shows the title it posts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pitree.session.entries import Node
+from pitree.session.text import make_safe
+from pitree.session.tree import SessionTree
+from pitree.store.session_file import EntryReader
+from pitree.summary.tokens import load_encoder
+from pitree.widgets.compare import CompareMixin
+from pitree.widgets.entry_link import EntryLink
+from pitree.widgets.entry_view import EntryView
+from pitree.widgets.explorer_status import compaction_marks
+from pitree.widgets.live import LiveSession
+from pitree.widgets.loading_pane import LoadingPane
+from pitree.widgets.panes import Panes
+from pitree.widgets.prompt_bar import PromptBar
+from pitree.widgets.screens import explorer_screens
+from pitree.widgets.status_bar import Status, StatusBar
+from pitree.widgets.tree_header import TreeHeader
+from pitree.widgets.tree_view import TreeView
+from pitree.widgets.writing import WritingMixin
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+
+NEWS_SECONDS = 15  # how long "the file was rewritten" stays in the status bar if the user does not move
+
+
+class Explorer(CompareMixin, WritingMixin):
+    """The explorer on one session file at a time (`open_session`)."""
+
+    DEFAULT_CSS = "Explorer { height: 1fr; }"
+
+    BINDINGS = [
+        # The app's own keys, bound here too so that the footer lists them before the explorer's, as it always has.
+        Binding("q", "app.quit", "Quit"),
+        Binding("question_mark", "app.help", "Help", key_display="?"),
+        Binding("slash", "search", "Search", key_display="/"),
+        Binding("n", "next_match(1)", "Next", show=False),
+        Binding("N", "next_match(-1)", "Prev", show=False),
+        Binding("g", "goto", "Go to id", show=False),
+        Binding("o", "entry_link", "Go to the entry the pane names", show=False),
+        Binding("f", "toggle_follow", "Follow"),
+        Binding("r", "toggle_raw", "Raw JSON", show=False),
+        Binding("s", "show_skipped", "Skipped", show=False),
+        Binding("tab", "switch_pane", "Pane", show=False, priority=True),  # over the screen's focus_next
+        Binding("w", "cycle_layout", "Layout", show=False),
+        Binding("L", "label", "Label", key_display="⇧L"),
+        Binding("c", "context", "Context"),
+        Binding("u", "usage", "Usage"),
+        Binding("e", "export", "Export"),
+        Binding("t", "exact_tokens", "Exact tokens", show=False),
+        Binding("m", "mark", "Mark", show=False),
+        Binding("d", "compare", "Compare", show=False),
+    ]
+
+    class SessionOpened(Message):
+        """Posted when the explorer starts showing another session file (loading it, or waiting for it)."""
+
+        def __init__(self, path: Path) -> None:
+            self.path = path
+            super().__init__()
+
+    def compose(self) -> ComposeResult:
+        yield LoadingPane(id="loading")
+        yield Panes(id="panes")
+        yield PromptBar(id="prompt")
+        yield StatusBar(id="status")
+
+    def on_mount(self) -> None:
+        if self.path == Path():
+            self.query_one(Panes).display = False
+        else:
+            self.open_session(self.path, self.select_id)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one(Panes).fit(event.size.width)  # hidden while loading: it gets no resize of its own
+
+    # ---- opening and loading -----------------------------------------------------------------------------
+
+    def open_session(self, path: Path, select_id: str | None = None) -> None:
+        """Show `path` (a session from the browser, or the one given on the command line)."""
+        if self.stree is not None and path == self.path:
+            if select_id is not None:
+                self.go_to_entry(select_id)
+            return
+        loading = self.query_one(LoadingPane)
+        self.freezer.leaving(self.stree)  # the tree left must be freed: never freeze it again
+        self._leave(path, select_id)
+        self.tree_view.forget_tree()
+        self.query_one(EntryView).forget()
+        self.post_message(self.SessionOpened(path))
+        self.query_one(StatusBar).status = Status(file=path.name)
+        self.query_one(Panes).display = False
+        loading.display = True
+        size = loading.start(path)
+        self.query_one(EntryView).exact_tokens = self._count_exactly(size)
+        if path.exists():
+            loading.load(path)
+        else:
+            loading.show_waiting(path)
+            self._status(file_state="waiting for file")
+            self.start_live(None)
+
+    @on(LoadingPane.Loaded)
+    def _loaded(self, message: LoadingPane.Loaded) -> None:
+        if message.path != self.path:
+            return  # a load that finished after another session was opened
+        # Before anything else runs: a tree not yet frozen makes every collection walk it while the first screen
+        # is drawn. Only the one session named on the command line freezes at once; after the browser (its index
+        # made garbage) or a session left, freezing waits for a collection, and that waits for the first screen.
+        frozen = self.freeze_first and self.freezer.freeze_now()
+        self._show(message.stree)
+        view = self.tree_view
+        view.show_tree(message.stree, select_id=self.select_id)
+        chosen = view.cursor_node
+        if self.select_id is not None and (chosen is None or chosen.id != self.select_id):
+            self.go_to_entry(self.select_id)  # a filtered entry, or one without a row: say where the cursor went
+        view.focus()
+        self._update_status(context=False)
+        self.call_after_refresh(self._after_first_screen, message.stree, frozen)
+        if self.live is None:
+            self.start_live(message.builder)
+        else:
+            self.live.builder = message.builder
+
+    def _show(self, tree: SessionTree) -> None:
+        self._hold(tree)
+        self.query_one(LoadingPane).display = False
+        self.query_one(Panes).display = True
+
+    def _after_first_screen(self, tree: SessionTree, frozen: bool) -> None:
+        """What the first screen of a session need not wait for: the context size in the status bar, the
+        other filters' layouts and, after a session was left, collecting it and freezing the new tree."""
+        if tree is not self.stree:
+            return  # another session was opened meanwhile; its own load does this
+        self._update_status()
+        if not frozen:
+            self.freezer.freeze()
+        self.prewarm_layouts()
+
+    @work(thread=True, exclusive=True, group="prewarm", description="Preparing filters", exit_on_error=False)
+    def prewarm_layouts(self) -> None:
+        # The token encoder first (the entry pane asks for it right away): the dict its build holds for a
+        # moment is then reused by the layouts and the search index, not added to them.
+        if self.exact_tokens:
+            load_encoder()
+        self.tree_view.prewarm()
+        if self.stree is not None:
+            self.stree.search_index.update()  # so the first search is as fast as the next
+
+    # ---- what the live tail brings -----------------------------------------------------------------------
+
+    @on(LiveSession.EntriesAppended)
+    def entries_added(self, message: LiveSession.EntriesAppended) -> None:
+        tree, added = self.stree, message.added
+        if tree is None or not added or tree.get(added[0].id) is not added[0]:
+            return  # entries of a session left meanwhile
+        view = self.tree_view
+        was_following = self.following  # at the leaf the view still shows
+        new_leaf = tree.leaf
+        old_leaf = message.old_leaf
+        extends = old_leaf is None or (new_leaf is not None and old_leaf in tree.branch(new_leaf))
+        ours = self._take_appended(tree)
+        if ours is not None:
+            # The entry pitree itself just appended (a jump or a label): show where Pi will continue.
+            view.show_tree(tree, select_id=ours)
+            self._update_status()
+            return
+        view.show_tree(tree, select_id=new_leaf.id if (was_following and new_leaf) else None, added=added)
+        if not extends and new_leaf is not None:
+            self.notify(
+                f"new leaf on another branch: {new_leaf.id} "
+                f"({make_safe(tree.row_text(new_leaf), keep_newlines=False)[:60]})",
+                title="session changed",
+            )
+        news = [n for n in added if n.id != self._appended_id]  # not the label pitree itself just wrote
+        if not was_following and new_leaf is not None and news:
+            self._unseen += len(news)
+            self._news(f"{self._unseen} new entr{'y' if self._unseen == 1 else 'ies'}")
+        self._update_status(grown=added if view.extended else None)
+        entry = self.query_one(EntryView)
+        if self.reader is not None and entry.node is not None and entry.node is view.cursor_node:
+            # A label entry changes the header of the entry shown (a moved cursor loads through Highlighted).
+            entry.show(entry.node, tree, self.reader)
+
+    @on(LiveSession.FileRewritten)
+    def _file_rewritten(self, message: LiveSession.FileRewritten) -> None:
+        """Keep the selection by id in the tree read again."""
+        if self.live is None or message.builder is not self.live.builder:
+            return  # a reload of a session left meanwhile
+        node = self.tree_view.cursor_node
+        self.freezer.leaving(self.stree)
+        self._show(message.tree)
+        self.tree_view.show_tree(message.tree, select_id=node.id if node else None)
+        self._news(message.why, expire=NEWS_SECONDS)
+        self.notify(message.why, title="session reloaded")
+        self._update_status()
+        self.call_after_refresh(self.freezer.freeze)
+
+    @on(LiveSession.FileStateChanged)
+    def _file_state_changed(self, message: LiveSession.FileStateChanged) -> None:
+        self._transient = False
+        self._status(file_state=message.state)
+        if message.state:
+            self.notify(message.state, title="session file", severity=message.severity)  # type: ignore[arg-type]
+
+    @on(LiveSession.TitleChanged)
+    def _title_changed(self, message: LiveSession.TitleChanged) -> None:
+        self._status(name=message.name)
+
+    # ---- what the tree and the prompt post ---------------------------------------------------------------
+
+    @on(TreeView.Highlighted)
+    def _highlighted(self, message: TreeView.Highlighted) -> None:
+        if not self.query(TreeView):
+            return  # shutting down
+        if self.stree is not None and self.reader is not None:
+            node, tree, reader = message.node, self.stree, self.reader
+            self._when_still(lambda: self._show_entry(node, tree, reader))  # the entry pane follows the rested cursor
+        if message.moved and self._transient:
+            self._unseen = 0
+            self._news("")
+        self._status(follow=self.following, matches=self._match_text())
+
+    def _show_entry(self, node: Node | None, tree: SessionTree, reader: EntryReader) -> None:
+        for view in self.query(EntryView):
+            view.show(node, tree, reader)
+        marks, legend = compaction_marks(tree, node)
+        for tree_view in self.query(TreeView):
+            tree_view.set_marks(marks)
+        self._status(audit=legend)
+
+    @on(TreeView.LayoutChanged)
+    def _layout_changed(self) -> None:
+        if not self.query(TreeView):
+            return  # shutting down
+        for header in self.query(TreeHeader):
+            header.refresh()
+        self._status(filter=self.tree_view.filter_mode, matches=self._match_text(), follow=self.following)
+
+    @on(EntryLink.Chosen)
+    def _entry_link_chosen(self, message: EntryLink.Chosen) -> None:
+        """A line of the entry pane naming another entry (a context edit's target, say) was chosen."""
+        if self.go_to_entry(message.entry_id):
+            self.tree_view.focus()
+
+    def _match_text(self) -> str:
+        view = self.tree_view
+        return f"match {view.match_position()}/{len(view.matches)}" if view.search_tokens else ""
+
+    @on(PromptBar.Edited)
+    def _prompt_changed(self, message: PromptBar.Edited) -> None:
+        if message.purpose == "search":
+            count = self.tree_view.set_search(message.value)
+            self._status(matches=f"{count} matches" if message.value.strip() else "")
+
+    @on(PromptBar.Entered)
+    def _prompt_submitted(self, message: PromptBar.Entered) -> None:
+        view = self.tree_view
+        view.focus()
+        if message.purpose == "search":
+            if view.matches:
+                view.next_match(1)
+            self._status(matches=self._match_text())
+        elif message.purpose == "goto" and self.stree is not None and message.value.strip():
+            try:
+                node = self.stree.resolve(message.value.strip())
+            except ValueError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            self.go_to_entry(node.id)
+
+    @on(PromptBar.Cancelled)
+    def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:
+        if message.purpose == "search":
+            self.tree_view.set_search("")
+            self._status(matches="")
+        self.tree_view.focus()
+
+    # ---- keys --------------------------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        self.query_one(PromptBar).ask("search", "search: words (all must match) — Enter to keep, Esc to clear")
+
+    def action_goto(self) -> None:
+        self.query_one(PromptBar).ask("goto", "go to entry id (or unique prefix)")
+
+    def action_entry_link(self) -> None:
+        self.query_one(EntryView).action_go_to()
+
+    def action_next_match(self, direction: int) -> None:
+        if not self.tree_view.next_match(direction):
+            self.notify("no matches (press / to search)", severity="information")
+        self._status(matches=self._match_text())
+
+    def action_toggle_follow(self) -> None:
+        if self.following:
+            self.follow_off = True
+        else:
+            self.follow_off = False
+            if self.stree is not None and self.stree.leaf is not None:
+                self.tree_view.select_id(self.stree.leaf.id)
+        self._status(follow=self.following)
+
+    def action_toggle_raw(self) -> None:
+        self.query_one(EntryView).toggle_raw()
+
+    def action_exact_tokens(self) -> None:
+        """Count tokens with tiktoken from now on (`t`), for a session too big for that to be on by default."""
+        if self.exact_tokens:
+            self.notify("Exact token counts (tiktoken cl100k) are on.", title="tokens")
+            return
+        self._count_exactly(None)
+        self.query_one(EntryView).count_exactly()
+        self.notify("Exact token counts (tiktoken cl100k) on: its tables take ~30 MB.", title="tokens")
+
+    def action_switch_pane(self) -> None:
+        self.query_one(Panes).switch_focus()
+
+    def action_cycle_layout(self) -> None:
+        self.notify(self.query_one(Panes).cycle(), title="layout (w)", timeout=2)
+
+    def action_context(self) -> None:
+        """The exact context the model gets with the selected entry as the leaf."""
+        from pitree.widgets.screens.context_view import ContextScreen
+
+        if self.stree is None or self.reader is None:
+            return
+
+        def back(entry_id: str | None) -> None:
+            if entry_id is not None:
+                self.go_to_entry(entry_id)
+
+        self.push_screen(ContextScreen(self.stree, self.reader, self.tree_view.cursor_node), callback=back)
+
+    def action_usage(self) -> None:
+        if self.stree is not None:
+            self.push_screen(explorer_screens.usage_screen(self.stree))
+
+    def action_show_skipped(self) -> None:
+        if self.stree is not None:
+            builder = self.live.builder if self.live is not None else None
+            self.push_screen(explorer_screens.skipped_screen(self.stree, self.path, builder))
+
+    def action_export(self) -> None:
+        """Export root → the selected entry (Markdown, HTML or a new Pi session file)."""
+        from pitree.widgets.screens.export_dialog import ExportChoice, ExportDialog
+
+        node = self.tree_view.cursor_node
+        if self.stree is None or self.reader is None or node is None:
+            return
+
+        def chosen(choice: ExportChoice | None) -> None:
+            if choice is not None and self.stree is not None and self.reader is not None and node is not None:
+                explorer_screens.run_export(self, self.stree, self.reader, node, choice)
+
+        self.push_screen(ExportDialog(self.path, node.id), callback=chosen)

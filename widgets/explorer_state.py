@@ -1,0 +1,169 @@
+"""`ExplorerState`: the open session as the explorer holds it — its path, tree, entry reader and live tail, the
+follow state — with what every part of the explorer uses: the tree view, going to an entry, the status bar.
+`Explorer` (`explorer.py`) builds on it, through `WritingMixin` (`writing.py`) for its writes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pitree.session.context import ContextSize
+from pitree.session.entries import Node
+from pitree.session.load import SessionBuilder
+from pitree.session.text import make_safe
+from pitree.session.tree import SessionTree
+from pitree.store.session_file import EntryReader
+from pitree.summary.tokens import encoder_built
+from pitree.widgets.explorer_status import session_status
+from pitree.widgets.live import LiveSession
+from pitree.widgets.status_bar import StatusBar
+from pitree.widgets.tree_freeze import TreeFreezer
+from pitree.widgets.tree_view import TreeView
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widget import Widget
+
+# Sessions this big or bigger count tokens with tiktoken only on request (`t`): its tables cost as much as the
+# tree of a 30 MB session (see the README). Below it, the entry pane counts every entry it shows exactly.
+EXACT_TOKENS_FROM = 32_000_000
+
+
+class ExplorerState(Widget):
+    """The session the explorer shows; see `Explorer`."""
+
+    def __init__(
+        self,
+        path: Path | None,
+        *,
+        select_id: str | None = None,
+        watch: bool = True,
+        config_overrides: dict[str, object] | None = None,
+        freeze_first: bool = True,
+    ) -> None:
+        super().__init__(id="explorer")
+        self.freezer = TreeFreezer(self)
+        self.path = path or Path()  # Path(): none yet (the sessions browser is open)
+        self.select_id = select_id
+        self.watch_enabled = watch
+        self.config_overrides = config_overrides or {}
+        self.freeze_first = freeze_first  # freeze the first tree at once: no browser index was garbage before it
+        self.stree: SessionTree | None = None
+        self.reader: EntryReader | None = None
+        self.live: LiveSession | None = None
+        self.follow_off = False  # set by `f`: stay put even on the leaf
+        self._unseen = 0  # entries appended since the user last moved, while not following
+        self._transient = False  # the status bar's file_state is news (new entries, a reload), not a condition
+        self.exact_asked = False  # `t` was pressed: count exactly in every session from now on
+        self.exact_tokens = False  # the entry pane counts with tiktoken in this session (see EXACT_TOKENS_FROM)
+        self._entry_timer: Timer | None = None
+        self._select_after_append: str | None = None
+        self._appended_id: str | None = None  # the last entry pitree appended itself
+        self._context_size: ContextSize | None = None  # Pi's size at the leaf, for the status bar
+
+    def _leave(self, path: Path, select_id: str | None) -> None:
+        """Let go of the session shown (its tail stopped, its tree dropped) before `path` is opened."""
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+        self.path, self.select_id = path, select_id
+        self.stree = self.reader = None
+        self.follow_off = False
+        self._unseen, self._transient = 0, False
+        if self._entry_timer is not None:
+            self._entry_timer.stop()
+
+    def _hold(self, tree: SessionTree) -> None:
+        self.stree = tree
+        self.reader = EntryReader(self.path, tree)
+
+    def start_live(self, builder: SessionBuilder | None) -> None:
+        """Follow the file. Without watching (tests, --no-watch) `live.check()` still applies changes."""
+        self.live = LiveSession(self, self.path, builder)
+        if self.watch_enabled:
+            self.live.start()
+
+    def _count_exactly(self, size: int | None) -> bool:
+        """Whether the entry pane counts tokens with tiktoken in a session of `size` bytes (None: `t` asked for
+        it, in this session and every one after)."""
+        if size is None:
+            self.exact_asked = True
+        self.exact_tokens = self.exact_asked or (size or 0) < EXACT_TOKENS_FROM or encoder_built()
+        return self.exact_tokens
+
+    def _when_still(self, callback: Callable[[], object]) -> None:
+        """`callback` once the cursor rests (80 ms): holding ↓ then redraws only the tree."""
+        if self._entry_timer is not None:
+            self._entry_timer.stop()
+        self._entry_timer = self.set_timer(0.08, callback)
+
+    @property
+    def tree_view(self) -> TreeView:
+        return self.query_one(TreeView)
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    def push_screen(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None:
+        """A dialog or view over the explorer; `callback` gets what it returns."""
+        self.app.push_screen(screen, callback=callback)
+
+    @property
+    def following(self) -> bool:
+        """On the leaf's row, put there by the user (or the follow itself). A filter that hides the entry the
+        user chose and shows the leaf's row in its place does not turn following on, nor does a fold that hides
+        the leaf under the cursor; a filter that hides the leaf itself makes its nearest shown ancestor its row.
+        The leaf is the one the view laid out: entries the live tail added are not followed before it shows them."""
+        view = self.tree_view
+        node, leaf, layout = view.cursor_node, view.leaf, view.layout_
+        if self.follow_off or node is None or leaf is None or node is not view.leaf_row_node():
+            return False
+        leaf_filtered = layout is not None and layout.index_of(leaf.id) is None
+        return view.anchor_id == leaf.id or (leaf_filtered and view.anchor_id == node.id)
+
+    def go_to_entry(self, entry_id: str) -> bool:
+        """The tree cursor to an entry, saying so when the filter had to change or the entry has no row of its
+        own in Pi's tree; False (after an error notice) when the session has no such entry."""
+        notice = self.tree_view.go_to(entry_id) if self.stree is not None else None
+        if notice is None:
+            shown = make_safe(entry_id, keep_newlines=False)
+            self.notify(f"entry {shown} is not in the tree", severity="error", markup=False)
+            return False
+        if notice:
+            self.notify(notice, title="go to", markup=False)
+        return True
+
+    def _status(self, **changes: object) -> None:
+        # Messages can still arrive while the app shuts down, after the status bar is gone.
+        for bar in self.query(StatusBar):
+            bar.update_status(**changes)
+
+    def _news(self, text: str, expire: float | None = None) -> None:
+        """A passing notice in the status bar: gone when the user moves the cursor (or after `expire` s)."""
+        self._transient = bool(text)
+        self._status(file_state=text)
+        if text and expire is not None:
+            self.set_timer(expire, lambda: self._expire_news(text))
+
+    def _expire_news(self, text: str) -> None:
+        bars = self.query(StatusBar)
+        if self._transient and bars and bars.first().status.file_state == text:
+            self._news("")
+
+    def _update_status(self, grown: list[Node] | None = None, context: bool = True) -> None:
+        """The status bar from the tree (see `session_status`)."""
+        if self.stree is None:
+            return
+        bars = self.query(StatusBar)
+        before = bars.first().status if bars else None
+        fields, self._context_size = session_status(self.stree, before, self._context_size, grown, context)
+        self._status(**fields, filter=self.tree_view.filter_mode, follow=self.following)
+
+    def _take_appended(self, tree: SessionTree) -> str | None:
+        """The entry pitree itself appended to select, once the tail brought it into `tree` (then forgotten)."""
+        ours = self._select_after_append
+        if ours is None or tree.get(ours) is None:
+            return None
+        self._select_after_append = None
+        return ours

@@ -1,0 +1,119 @@
+"""`LoadingPane`: what the explorer shows while a session loads — its name and a progress bar fed by the load
+worker (the UI keeps answering keys meanwhile) — or why there is nothing yet: the file is not created, or
+cannot be read. It runs the load itself and posts `Loaded` or `LoadFailed` when done."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pitree.session.load import SessionBuilder
+from pitree.session.text import make_safe
+from pitree.session.tree import SessionTree
+from pitree.store.session_file import LoadCancelled, SessionFileError, load_session_fast
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import ProgressBar, Static
+from textual.worker import get_current_worker
+
+PROGRESS_EVERY = 0.1  # seconds between redraws of the loading bar
+
+
+class LoadingPane(Vertical):
+    """The loading screen of one session; `load(path)` starts reading it."""
+
+    class Progress(Message):
+        """Posted by the load worker as bytes are parsed."""
+
+        def __init__(self, done: int, total: int) -> None:
+            self.done, self.total = done, total
+            super().__init__()
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, LoadingPane.Progress)
+
+    class Loaded(Message):
+        """Posted when the load worker has built the tree."""
+
+        def __init__(self, path: Path, tree: SessionTree, builder: SessionBuilder) -> None:
+            self.path, self.stree, self.builder = path, tree, builder
+            super().__init__()
+
+    class LoadFailed(Message):
+        """Posted when the file could not be read."""
+
+        def __init__(self, error: str) -> None:
+            self.error = error
+            super().__init__()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="loading-label")
+        yield ProgressBar(id="progress", show_eta=False)
+
+    def start(self, path: Path) -> int:
+        """Show `path` as loading (the bar empty); returns its size in bytes (0 when it cannot be read)."""
+        self.cancel()
+        self.query_one("#loading-label", Static).update(Text(f"Loading {make_safe(path.name, keep_newlines=False)} …"))
+        progress = self.query_one("#progress", ProgressBar)
+        progress.display = True
+        # The file's size as the total from the start: the bar fills as the worker reports bytes read (an
+        # indeterminate bar would animate every frame, drawing while the worker needs the interpreter).
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = 0
+        progress.update(total=max(size, 1), progress=0)
+        return size
+
+    def cancel(self) -> None:
+        self.workers.cancel_group(self, "load")
+
+    def show_waiting(self, path: Path) -> None:
+        self.query_one("#loading-label", Static).update(
+            Text(
+                f"Waiting for {make_safe(str(path), keep_newlines=False)} to be created "
+                "(Pi writes nothing before the first answer) …"
+            )
+        )
+        self.query_one("#progress", ProgressBar).display = False
+
+    @work(thread=True, exclusive=True, group="load", description="Loading session", exit_on_error=False)
+    def load(self, path: Path) -> None:
+        worker = get_current_worker()
+        try:
+            tree, builder = load_session_fast(
+                path, progress=self.progress_poster(), cancelled=lambda: worker.is_cancelled
+            )
+        except LoadCancelled:
+            return
+        except SessionFileError as exc:
+            self.post_message(self.LoadFailed(str(exc)))
+            return
+        self.post_message(self.Loaded(path, tree, builder))
+
+    def progress_poster(self, every: float = PROGRESS_EVERY) -> Callable[[int, int], None]:
+        """The load's progress callback: a Progress message at most every `every` seconds (and at the end).
+        Each one redraws the bar on the UI thread, which takes the interpreter from the parse."""
+        last = [0.0]
+
+        def post(done: int, total: int) -> None:
+            now = time.monotonic()
+            if now - last[0] >= every or done >= total:
+                last[0] = now
+                self.post_message(self.Progress(done, total))
+
+        return post
+
+    def on_loading_pane_progress(self, message: Progress) -> None:
+        message.stop()
+        self.query_one("#progress", ProgressBar).update(total=message.total, progress=message.done)
+
+    def on_loading_pane_load_failed(self, message: LoadFailed) -> None:
+        self.query_one("#loading-label", Static).update(
+            Text(f"Cannot open the session: {make_safe(message.error, keep_newlines=False)}", "bold red")
+        )
+        self.notify(message.error, title="pitree", severity="error")

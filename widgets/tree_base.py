@@ -1,0 +1,339 @@
+"""`TreeBase`: the state of the session tree view and what every part of it uses — the rows shown (a layout per
+filter, folds), the cursor (a validated reactive), its line cache (Textual's `LRUCache`), search matches, and the
+messages it posts. `TreeView` (`tree_view.py`) adds keys and drawing; `tree_nav.py` and `tree_draw.py` hold the
+parts that find rows and that draw them, as subclasses of this one.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pitree.session.entries import Node
+from pitree.session.layout import FILTERS, Layout, build_layout, extend_layout, visible_indices
+from pitree.session.tree import SessionTree
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+LEVEL = 3  # columns per level of Pi's guides (`│  `, `├─ `)
+CACHED_LINES = 400  # rendered rows kept: a few screens' worth
+
+
+@dataclass
+class Columns:
+    """Which columns the rows show after their text (keys 1, 2, 3)."""
+
+    time: bool = True
+    model: bool = False
+    tokens: bool = True
+
+
+class TreeBase(ScrollView):
+    """The tree view's state; see `TreeView`."""
+
+    filter_mode: reactive[str] = reactive("default", init=False)
+    # Only the two rows it leaves and reaches are redrawn (`_move_to`), never the whole view.
+    cursor: reactive[int] = reactive(0, init=False, repaint=False)
+
+    class Highlighted(Message, namespace="tree_view"):
+        """Posted when the cursor moves to another entry; `moved`: by the user (a key, a click, go to, search),
+        not because the rows changed under it."""
+
+        def __init__(self, node: Node | None, moved: bool = False) -> None:
+            self.node, self.moved = node, moved
+            super().__init__()
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, TreeBase.Highlighted)
+
+    class Chosen(Message, namespace="tree_view"):
+        """Posted when the user presses Enter on an entry (to move the leaf there)."""
+
+        def __init__(self, node: Node) -> None:
+            self.node = node
+            super().__init__()
+
+    class LayoutChanged(Message, namespace="tree_view"):
+        """Posted when the visible rows or the columns changed (filter, fold, new entries, a column key)."""
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, TreeBase.LayoutChanged)
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.stree: SessionTree | None = None
+        self.layout_: Layout | None = None
+        self._layouts: dict[str, tuple[int, int, Layout]] = {}  # mode -> (generation, leaf idx, layout)
+        self.shown: Sequence[int] = []  # row indices shown (folds hide some): a range or an int array
+        self.folded: set[str] = set()
+        # The entry the user put the cursor on: a filter that hides it moves the cursor to what is shown
+        # nearest, and the next filter comes back to it (Pi keeps no such memory: its cursor just moves).
+        self.anchor_id: str | None = None
+        self._shift: int = 0  # see `indent_shift`
+        self._shift_key: tuple[int, int, int] | None = None
+        self.columns = Columns()
+        self.search_tokens: list[str] = []
+        self.matches: array[int] = array("l")  # row indices (into layout.rows) that match the search, in order
+        self._compaction_after: dict[str, int] = {}
+        # (row index, width, is the cursor's) -> the drawn line; cleared when what the rows show changes
+        self._cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(CACHED_LINES)
+        self._last_highlight: str | None = None
+        self._added: list[Node] | None = None  # set by show_tree for _layout_for
+        self.extended = False  # the last show_tree updated the layout in place: the leaf only grew
+        self.marks: dict[str, str] = {}  # entry id -> "summarized" | "kept" (a selected compaction's audit)
+        self.shown_instead: Node | None = None  # the entry without a row the cursor's row stands for (`go_to`)
+        # The tree's leaf when the rows were laid out: entries the live tail added are not drawn before
+        # `show_tree` brings them in, and neither is their leaf.
+        self.leaf: Node | None = None
+
+    def validate_cursor(self, index: int) -> int:
+        """The cursor stays on a shown row (0 when there is none)."""
+        return max(0, min(index, len(self.shown) - 1))
+
+    # ---- the horizontal cut of deep guides ---------------------------------------------------------------
+
+    @staticmethod
+    def prefix_room(width: int) -> int:
+        """How many columns of guides a row may take before they are cut: a third of the width, at least 12."""
+        return max(12, width // 3)
+
+    def indent_shift(self, width: int) -> int:
+        """Columns cut from the left of every row's guides: 0 until the cursor's guides pass `prefix_room`,
+        then enough levels (a multiple of LEVEL) to bring the cursor's row to the middle of that room; it stays
+        put while the cursor's guides fit, so moving up and down does not shift the screen each time."""
+        shown = self.shown
+        if self.layout_ is None or not shown:
+            return 0
+        row = shown[self.cursor]
+        key = (row, width, id(self.layout_))
+        if key == self._shift_key:
+            return self._shift
+        depth = len(self.layout_.prefix(row))
+        room = self.prefix_room(width)
+        shift = self._shift
+        if depth - shift > room or depth < shift:
+            shift = max(0, depth - room // 2)
+            shift += -shift % LEVEL
+        if shift != self._shift:
+            self._cache.clear()
+            self.refresh()  # every line, not only those the cursor move asked for
+        self._shift, self._shift_key = shift, key
+        return shift
+
+    # ---- data ---------------------------------------------------------------------------------------------
+
+    @property
+    def cursor_node(self) -> Node | None:
+        if self.layout_ is None or not self.shown:
+            return None
+        return self.layout_.rows.nodes[self.shown[self.cursor]]
+
+    def show_tree(self, tree: SessionTree, select_id: str | None = None, added: list[Node] | None = None) -> None:
+        """Show `tree` (new or grown), keeping the selection by id (or moving it to `select_id`).
+
+        `added`: the entries the last `tree.add` brought; when they only extend the leaf (a live tail), the
+        shown layout is updated in place instead of rebuilt."""
+        keep = select_id or self.anchor_id or (self.cursor_node.id if self.cursor_node is not None else None)
+        if keep is None and tree.leaf is not None:
+            keep = tree.leaf.id  # a new view starts at the leaf (or its nearest shown ancestor)
+        if tree is not self.stree:
+            self._layouts.clear()
+            self._compaction_after.clear()
+        self.stree = tree
+        self._added = added
+        self.extended = False
+        self._relayout(keep)
+        self._added = None
+
+    def forget_tree(self) -> None:
+        """Drop the tree and its layouts (another session is being opened: the old one can be freed)."""
+        self.stree, self.layout_ = None, None
+        self._layouts.clear()
+        self._compaction_after.clear()
+        self._cache.clear()
+        self.shown, self.matches, self.marks = [], array("l"), {}
+        self.folded.clear()
+        self.cursor, self.anchor_id, self._shift_key = 0, None, None
+        self.shown_instead = self.leaf = None
+        self.virtual_size = Size(self.size.width, 0)
+        self.refresh()
+
+    def set_marks(self, marks: dict[str, str]) -> None:
+        """Mark rows in the gutter (`MARKS`): what the selected compaction summarized and what it kept."""
+        if marks == self.marks:
+            return
+        self.marks = marks
+        self._cache.clear()
+        self.refresh()
+
+    def _layout_for(self, mode: str, extend: bool = True) -> Layout:
+        tree = self.stree
+        assert tree is not None
+        leaf = tree.leaf
+        key = (tree.generation, leaf.idx if leaf else -1)
+        cached = self._layouts.get(mode)
+        if cached is not None and cached[:2] == key:
+            return cached[2]
+        if extend and cached is not None and self._added and cached[0] == tree.generation - 1:
+            layout = cached[2]
+            if extend_layout(layout, tree, self._added):
+                self._layouts[mode] = (*key, layout)
+                self.extended = True
+                return layout
+        layout = build_layout(tree, mode)
+        self._layouts[mode] = (*key, layout)
+        return layout
+
+    def prewarm(self) -> None:
+        """Compute the layouts of the other filters (called from a worker after load)."""
+        if self.stree is None:
+            return
+        for mode in FILTERS:
+            if mode != self.filter_mode:  # the shown one exists, and only the UI thread may change it
+                self._layout_for(mode, extend=False).index_of("")  # also its id -> row map, off the key path
+
+    def _relayout(self, keep_id: str | None) -> None:
+        if self.stree is None:
+            return
+        before = self.cursor_node
+        self.layout_ = self._layout_for(self.filter_mode)
+        self.leaf = self.stree.leaf
+        self.shown = visible_indices(self.layout_, self.folded)
+        self._cache.clear()
+        self._recompute_matches()
+        self.virtual_size = Size(self.size.width, len(self.shown))
+        self.cursor = self._nearest_visible(keep_id) if keep_id else max(0, len(self.shown) - 1)
+        node = self.cursor_node
+        self.anchor_id = keep_id or (node.id if node else None)
+        instead = self.shown_instead
+        if node is not before or (instead is not None and self.stree.get(instead.id) is not instead):
+            self.shown_instead = None  # the row no longer stands for it
+        self._scroll_cursor_visible(center=True)
+        self.refresh()
+        self.post_message(self.LayoutChanged())
+        self._post_highlight()
+
+    def _nearest_visible(self, entry_id: str) -> int:
+        """Pi's findNearestVisibleIndex: the entry's row, else its nearest shown ancestor, else the last."""
+        assert self.stree is not None and self.layout_ is not None
+        shown = self.shown  # sorted row indices: an entry's place in it is a binary search
+        node = self.stree.get(entry_id)
+        while node is not None:
+            row = self.layout_.row_of(node)
+            if row is not None:
+                i = bisect.bisect_left(shown, row)
+                if i < len(shown) and shown[i] == row:
+                    return i
+            node = node.parent
+        return max(0, len(shown) - 1)
+
+    def _unfold_to(self, row: int) -> None:
+        assert self.layout_ is not None
+        rows = self.layout_.rows
+        changed = False
+        parent = rows[row].parent_row
+        while parent >= 0:
+            if rows[parent].node.id in self.folded:
+                self.folded.discard(rows[parent].node.id)
+                changed = True
+            parent = rows[parent].parent_row
+        if changed:
+            self._refold()
+
+    def _refold(self) -> None:
+        node = self.cursor_node
+        assert self.layout_ is not None
+        self.shown = visible_indices(self.layout_, self.folded)
+        self._cache.clear()
+        self.virtual_size = Size(self.size.width, len(self.shown))
+        if node is not None:
+            self.cursor = self._nearest_visible(node.id)
+            self.anchor_id = node.id  # a fold is the user's doing, at the cursor
+        self.refresh()
+        self.post_message(self.LayoutChanged())
+
+    def widen_filter(self, anchor_id: str) -> str:
+        """Show every entry Pi's tree can show ('all'), the cursor going to `anchor_id`; returns the filter left."""
+        old = self.filter_mode
+        self.anchor_id = anchor_id
+        self.filter_mode = "all"
+        return old
+
+    def watch_filter_mode(self, old: str, new: str) -> None:
+        node = self.cursor_node
+        self._relayout(self.anchor_id or (node.id if node else None))
+
+    # ---- movement ----------------------------------------------------------------------------------------
+
+    def _move_to(self, index: int, show: Node | None = None) -> None:
+        """The cursor to `index`; `show`: the entry without a row that the move is for (see `go_to`)."""
+        if not self.shown:
+            return
+        old = self.cursor
+        self.cursor = index
+        index = self.cursor  # clamped by `validate_cursor`
+        node = self.cursor_node
+        self.anchor_id = node.id if node else None
+        self.refresh_line_at(old)
+        self.refresh_line_at(index)
+        self._scroll_cursor_visible()
+        self.shown_instead = show
+        self._post_highlight(moved=True)
+
+    def refresh_line_at(self, index: int) -> None:
+        y = index - int(self.scroll_offset.y)
+        if 0 <= y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
+
+    def _scroll_cursor_visible(self, center: bool = False) -> None:
+        height = self.size.height or 1
+        top = int(self.scroll_offset.y)
+        if center and not (top <= self.cursor < top + height):
+            self.scroll_to(y=max(0, self.cursor - height // 2), animate=False, immediate=True)
+        elif self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+
+    def _post_highlight(self, moved: bool = False) -> None:
+        node = self.selected_node
+        ident = node.id if node else None
+        if ident != self._last_highlight or moved:
+            self._last_highlight = ident
+            self.post_message(self.Highlighted(node, moved))
+
+    @property
+    def selected_node(self) -> Node | None:
+        """The entry the user went to: the cursor's, or the one without a row it stands for (see `go_to`)."""
+        node = self.cursor_node
+        instead = self.shown_instead
+        return instead if instead is not None and self.stree is not None and node is not None else node
+
+    # ---- search matches, kept in step with the rows --------------------------------------------------------
+
+    def _recompute_matches(self) -> None:
+        tokens = self.search_tokens
+        if not tokens or self.layout_ is None or self.stree is None:
+            self.matches = array("l")
+            return
+        hits = self.stree.search_index.matching(tokens)
+        layout, entries = self.layout_, self.stree.nodes
+        if len(hits) * 8 < len(layout.rows):  # few: find their rows
+            found = (layout.row_of(entries[idx]) for idx in hits)
+            self.matches = array("l", sorted(row for row in found if row is not None))
+        else:
+            flags, size = hits.flags, len(hits.flags)
+            self.matches = array(
+                "l", [i for i, node in enumerate(layout.rows.nodes) if node.idx < size and flags[node.idx]]
+            )
+
+    def _is_match(self, row: int) -> bool:
+        matches = self.matches
+        i = bisect.bisect_left(matches, row)
+        return i < len(matches) and matches[i] == row
