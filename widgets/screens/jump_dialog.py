@@ -15,17 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitree.ops.jump import JumpPlan, editor_text, marker_entry, prepare_job, summary_entry
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, SessionFileError
-from pitree.summary.jump import JumpPlan, editor_text, marker_entry, summary_entry
 from pitree.summary.run import (
     SummaryJob,
     extractive_summary,
     finish_model_summary,
     left_behind,
     no_content,
-    prepare_job,
     stream_model_summary,
 )
 from rich.text import Text
@@ -254,8 +253,7 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
 
     @on(Button.Pressed, "#none")
     def _no_summary(self) -> None:
-        reason = "no summary requested" if self.plan.to_summarize else "nothing to summarize"
-        self.dismiss(marker_entry(self.stree, self.plan, reason))
+        self.dismiss(marker_entry(self.stree, self.plan, self.plan.marker_reason))
 
     @on(Button.Pressed, "#summarize")
     def _summarize(self) -> None:

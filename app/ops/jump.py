@@ -1,4 +1,6 @@
-"""Moving the leaf the way Pi's `/tree` Enter does, and the one entry pitree appends to persist it.
+"""Moving the leaf the way Pi's `/tree` Enter does, and the one entry pitree appends to persist it; the CLI's
+`branch` and the TUI's jump dialog take the same steps: `plan_jump`, `prepare_job` (the abandoned branch read
+and budgeted once per summary), then `summary_entry` or `marker_entry`, then `ops.write.append_entry`.
 
 - Target is a user message or custom_message: the new leaf is its parent (null for a root) and its text
   goes back to the editor; any other target becomes the leaf itself; the current leaf: nothing happens.
@@ -13,15 +15,16 @@
 
 from __future__ import annotations
 
-import secrets
-import time
 from dataclasses import dataclass
 from typing import Any
 
+from pitree.ops.write import new_entry_id, now_iso
 from pitree.session.dialect_omp import OMP
 from pitree.session.entries import Node
 from pitree.session.tree import SessionTree
-from pitree.summary.prepare import collect_for_summary
+from pitree.store.session_file import EntryReader
+from pitree.summary.prepare import collect_for_summary, prepare_branch_entries, token_budget
+from pitree.summary.run import DEFAULT_RESERVE, SummaryJob
 
 JUMP_CUSTOM_TYPE = "pitree.jump"
 
@@ -46,6 +49,11 @@ class JumpPlan:
     def new_leaf_id(self) -> str | None:
         return self.new_leaf.id if self.new_leaf is not None else None
 
+    @property
+    def marker_reason(self) -> str:
+        """Why a jump is persisted without a summary: the user chose none, or nothing was left behind."""
+        return "no summary requested" if self.to_summarize else "nothing to summarize"
+
 
 def plan_jump(tree: SessionTree, target: Node) -> JumpPlan:
     old_leaf = tree.leaf
@@ -55,6 +63,19 @@ def plan_jump(tree: SessionTree, target: Node) -> JumpPlan:
     if old_leaf is not None and target is old_leaf:
         to_summarize = []
     return JumpPlan(target, old_leaf, new_leaf, ancestor, to_summarize, back_to_editor)
+
+
+def prepare_job(
+    tree: SessionTree,
+    reader: EntryReader,
+    plan: JumpPlan,
+    context_window: int = 128000,
+    reserve: int = DEFAULT_RESERVE,
+) -> SummaryJob:
+    """The abandoned entries read from the file and budgeted as Pi's prepareBranchEntries does: done once per
+    summary, and what both the offline and the model summary read."""
+    entries = reader.entries(plan.to_summarize)
+    return SummaryJob(entries, prepare_branch_entries(entries, token_budget(context_window, reserve)))
 
 
 def editor_text(entry: dict[str, Any]) -> str:
@@ -70,20 +91,6 @@ def editor_text(entry: dict[str, Any]) -> str:
             if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         )
     return ""
-
-
-def new_entry_id(tree: SessionTree) -> str:
-    """8 hex characters not used in the session (Pi's generateId)."""
-    for _ in range(100):
-        candidate = secrets.token_hex(4)
-        if candidate not in tree.by_id:
-            return candidate
-    return secrets.token_hex(16)
-
-
-def now_iso(now: float | None = None) -> str:
-    t = time.time() if now is None else now
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int((t % 1) * 1000):03d}Z"
 
 
 def summary_entry(
@@ -134,18 +141,3 @@ def marker_entry(tree: SessionTree, plan: JumpPlan, reason: str, now: float | No
         "parentId": plan.new_leaf_id,
         "timestamp": now_iso(now),
     }
-
-
-def label_entry(tree: SessionTree, target: Node, label: str | None, now: float | None = None) -> dict[str, Any]:
-    """Pi's appendLabelChange: a `label` entry under the current leaf; no label clears it."""
-    leaf = tree.leaf
-    entry: dict[str, Any] = {
-        "type": "label",
-        "id": new_entry_id(tree),
-        "parentId": leaf.id if leaf is not None else None,
-        "timestamp": now_iso(now),
-        "targetId": target.id,
-    }
-    if label:
-        entry["label"] = label
-    return entry
