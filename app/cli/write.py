@@ -14,7 +14,17 @@ from typing import Any
 import orjson
 from pitree.config import SUMMARIZERS
 from pitree.ops.errors import NeedsMigration, OpError
-from pitree.ops.jump import editor_text, marker_entry, plan_jump, prepare_job, summary_entry
+from pitree.ops.jump import (
+    JumpPlan,
+    Summary,
+    editor_text,
+    marker_entry,
+    model_summary,
+    offline_summary,
+    plan_jump,
+    prepare_job,
+    summary_entry,
+)
 from pitree.ops.label import check_clear, plan_label
 from pitree.ops.migrate import migrate
 from pitree.ops.write import append_entry, check_writable, resolve
@@ -22,7 +32,6 @@ from pitree.session.text import json_safe, make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.guard import write_warnings
 from pitree.store.session_file import EntryReader, SessionFileError, load_session
-from pitree.summary.run import extractive_summary, finish_model_summary, no_content, stream_model_summary
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -48,9 +57,9 @@ def _prepare_file(path: Path, args: argparse.Namespace) -> tuple[SessionTree, in
     tree, size = _load(path)
     try:
         check_writable(tree, path)
-    except NeedsMigration:
+    except NeedsMigration as exc:
         if not args.migrate:
-            raise
+            raise OpError(f"{exc}: pass --migrate (a backup is kept)") from None
         _confirm(f"Rewrite {path.name} as a version 3 session (backup kept)?", args.yes)
         backup = migrate(path)
         print(make_safe(f"pitree: migrated to version 3; backup at {backup}", keep_newlines=False), file=sys.stderr)
@@ -95,41 +104,29 @@ def _choice(args: argparse.Namespace, tree: SessionTree, needed: bool) -> Any:
                 "or name the summarizer with --summary); using the offline summary",
                 file=sys.stderr,
             )
-            return type(choice)("extractive", context_window=choice.context_window)
+            return type(choice)(
+                "extractive", context_window=choice.context_window, reserve_tokens=choice.reserve_tokens
+            )
     return choice
 
 
-def _summary(
-    args: argparse.Namespace, tree: SessionTree, path: Path, plan: Any, choice: Any
-) -> tuple[str, list[str], list[str], dict[str, Any] | None]:
+def _summary(args: argparse.Namespace, tree: SessionTree, path: Path, plan: JumpPlan, choice: Any) -> Summary:
     job = prepare_job(tree, EntryReader(path, tree), plan, choice.context_window, choice.reserve_tokens)
-    if job.empty:
-        return (*no_content(), None)
-    if not choice.is_model:
-        if args.instructions:
+    if job.empty or not choice.is_model:
+        if args.instructions and not job.empty:
             print("pitree: the offline summary cannot follow --instructions; they were not used", file=sys.stderr)
-        return (*extractive_summary(job), None)
+        return offline_summary(job)
+    import asyncio
+
     from pitree.summary.backends.base import BackendError
 
     def progress(text: str) -> None:
         print(f"pitree: {text}", file=sys.stderr)
 
-    async def collect() -> str:
-        parts = []
-        deltas = stream_model_summary(
-            job, choice.backend, args.instructions, choice.reserve_tokens, choice.max_tokens, progress
-        )
-        async for delta in deltas:
-            parts.append(delta)
-        return "".join(parts)
-
-    import asyncio
-
     try:
-        text = asyncio.run(collect())
+        return asyncio.run(model_summary(job, choice, args.instructions, on_retry=progress))
     except BackendError as exc:
         raise OpError(f"summary failed, nothing written: {exc}") from None
-    return (*finish_model_summary(job, text), getattr(choice.backend, "usage", None))
 
 
 def cmd_branch(args: argparse.Namespace) -> int:
@@ -149,8 +146,7 @@ def cmd_branch(args: argparse.Namespace) -> int:
     if choice.name == "none" or not plan.to_summarize:
         entry = marker_entry(tree, plan, plan.marker_reason)
     else:
-        summary, read, modified, usage = _summary(args, tree, path, plan, choice)
-        entry = summary_entry(tree, plan, summary, read, modified, usage=usage)
+        entry = summary_entry(tree, plan, _summary(args, tree, path, plan, choice))
     where = plan.new_leaf_id or "before the first entry"
     _confirm(f"Append a {entry['type']} entry to {path.name} so Pi continues at {where}?", args.yes)
     append_entry(path, entry, size)

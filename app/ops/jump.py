@@ -1,6 +1,7 @@
 """Moving the leaf the way Pi's `/tree` Enter does, and the one entry pitree appends to persist it; the CLI's
 `branch` and the TUI's jump dialog take the same steps: `plan_jump`, `prepare_job` (the abandoned branch read
-and budgeted once per summary), then `summary_entry` or `marker_entry`, then `ops.write.append_entry`.
+and budgeted once per summary), `offline_summary` or `model_summary`, then `summary_entry` (or `marker_entry`
+for none), then `ops.write.append_entry`.
 
 - Target is a user message or custom_message: the new leaf is its parent (null for a root) and its text
   goes back to the editor; any other target becomes the leaf itself; the current leaf: nothing happens.
@@ -15,6 +16,7 @@ and budgeted once per summary), then `summary_entry` or `marker_entry`, then `op
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +26,14 @@ from pitree.session.entries import Node
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader
 from pitree.summary.prepare import collect_for_summary, prepare_branch_entries, token_budget
-from pitree.summary.run import DEFAULT_RESERVE, SummaryJob
+from pitree.summary.run import (
+    DEFAULT_RESERVE,
+    SummaryJob,
+    extractive_summary,
+    finish_model_summary,
+    no_content,
+    stream_model_summary,
+)
 
 JUMP_CUSTOM_TYPE = "pitree.jump"
 
@@ -78,6 +87,43 @@ def prepare_job(
     return SummaryJob(entries, prepare_branch_entries(entries, token_budget(context_window, reserve)))
 
 
+@dataclass
+class Summary:
+    """A branch summary ready for `summary_entry`: Pi's text with its file lists, and the model's usage."""
+
+    text: str
+    read_files: list[str]
+    modified_files: list[str]
+    usage: dict[str, Any] | None = None
+
+
+def offline_summary(job: SummaryJob) -> Summary:
+    """The extractive summary (Pi's literal "No content to summarize" when nothing survived preparation)."""
+    return Summary(*extractive_summary(job))
+
+
+async def model_summary(
+    job: SummaryJob,
+    choice: Any,
+    instructions: str | None,
+    on_text: Callable[[str], None] | None = None,
+    on_retry: Callable[[str], None] | None = None,
+) -> Summary:
+    """The model's summary of the prepared branch (`choice`: a `summary.choose.Choice` with a backend),
+    `on_text` told the answer so far as it streams. Nothing left to send: Pi's literal, no model call.
+    Raises `BackendError` when the model fails."""
+    if job.empty:
+        return Summary(*no_content())
+    parts: list[str] = []
+    deltas = stream_model_summary(job, choice.backend, instructions, choice.reserve_tokens, choice.max_tokens, on_retry)
+    async for delta in deltas:
+        parts.append(delta)
+        if on_text is not None:
+            on_text("".join(parts))
+    text, read, modified = finish_model_summary(job, "".join(parts))
+    return Summary(text, read, modified, getattr(choice.backend, "usage", None))
+
+
 def editor_text(entry: dict[str, Any]) -> str:
     """The text Pi puts back into the editor for a user message or custom_message target."""
     message = entry.get("message") if entry.get("type") == "message" else entry
@@ -93,15 +139,7 @@ def editor_text(entry: dict[str, Any]) -> str:
     return ""
 
 
-def summary_entry(
-    tree: SessionTree,
-    plan: JumpPlan,
-    summary: str,
-    read_files: list[str],
-    modified_files: list[str],
-    now: float | None = None,
-    usage: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+def summary_entry(tree: SessionTree, plan: JumpPlan, summary: Summary, now: float | None = None) -> dict[str, Any]:
     """Pi 1.6's branchWithSummary entry, its keys in Pi's order; `usage` only when the model reported it."""
     entry: dict[str, Any] = {
         "type": "branch_summary",
@@ -109,11 +147,11 @@ def summary_entry(
         "parentId": plan.new_leaf_id,
         "timestamp": now_iso(now),
         "fromId": _from_id(tree, plan),
-        "summary": summary,
-        "details": {"readFiles": read_files, "modifiedFiles": modified_files},
+        "summary": summary.text,
+        "details": {"readFiles": summary.read_files, "modifiedFiles": summary.modified_files},
     }
-    if usage is not None:
-        entry["usage"] = usage
+    if summary.usage is not None:
+        entry["usage"] = summary.usage
     entry["fromHook"] = False
     return entry
 

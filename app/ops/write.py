@@ -25,7 +25,7 @@ def check_writable(tree: SessionTree, path: Path) -> None:
     if tree.version < 3:
         raise NeedsMigration(
             f"{path} is a version {tree.version:g} session. Pi rewrites such files to version 3 when it opens "
-            "them; to append, pitree must do the same: pass --migrate (a backup is kept)",
+            "them; to append, pitree must do the same",
             tree.version,
         )
 

@@ -15,12 +15,11 @@ import pytest
 from pitree.cli.main import main
 from pitree.ops import jump as jump_ops
 from pitree.ops.errors import NeedsMigration, OpError
-from pitree.ops.jump import marker_entry, plan_jump, prepare_job, summary_entry
+from pitree.ops.jump import marker_entry, offline_summary, plan_jump, prepare_job, summary_entry
 from pitree.ops.label import plan_label
 from pitree.ops.migrate import migrate
 from pitree.ops.write import append_entry, check_writable, resolve
 from pitree.store.session_file import EntryReader, load_session
-from pitree.summary.run import extractive_summary
 
 from tests.sessions import HEADER, assistant, entry, to_bytes, user
 
@@ -135,8 +134,7 @@ def _jump_marker(tree: Any, reader: EntryReader) -> dict[str, Any]:
 
 def _jump_summary(tree: Any, reader: EntryReader) -> dict[str, Any]:
     plan = plan_jump(tree, tree.by_id["a2"])
-    text, read, modified = extractive_summary(prepare_job(tree, reader, plan))
-    return summary_entry(tree, plan, text, read, modified)
+    return summary_entry(tree, plan, offline_summary(prepare_job(tree, reader, plan)))
 
 
 def _set_label(tree: Any, reader: EntryReader) -> dict[str, Any]:
