@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from pitree.ops.errors import OpError
 from pitree.session.text import as_str, js_string
 from pitree.store.blobs import blob_text, is_blob_ref
 
 
-class ExportError(Exception):
+class ExportError(OpError):
     """An export was refused or failed; the message is one line for the user. Nothing was written."""
 
 
