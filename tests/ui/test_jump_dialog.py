@@ -203,3 +203,27 @@ async def test_jump_appends_only_onto_the_file_as_read(demo: Path, pi_appends: b
         else:
             assert after.startswith(before) and after[len(before) :].count(b"\n") == 1
             assert last(demo)["customType"] == "pitree.jump"
+
+
+async def test_the_dialog_prepares_the_branch_once(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening the dialog reads and budgets the abandoned branch; summarizing and appending reuse that job."""
+    from pitree.ops import jump as jump_ops
+
+    calls: list[int] = []
+    real = jump_ops.prepare_branch_entries
+
+    def counting(entries: list, budget: int = 0, pi073: bool = False):  # type: ignore[no-untyped-def]
+        calls.append(len(entries))
+        return real(entries, budget, pi073)
+
+    monkeypatch.setattr(jump_ops, "prepare_branch_entries", counting)
+    app = PitreeApp(demo, watch=False, config_overrides={"summarizer": "extractive"})
+    async with app.run_test(size=(140, 45)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        await pilot.press("s")
+        await until(pilot, lambda: dialog.phase == "review")
+        before = demo.read_bytes()
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: demo.read_bytes() != before)
+    assert len(calls) == 1 and calls[0] > 0
+    assert last(demo)["type"] == "branch_summary"
