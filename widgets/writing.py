@@ -19,8 +19,8 @@ class WritingMixin(ExplorerState):
 
     @on(TreeView.Chosen)
     def _chosen(self, message: TreeView.Chosen) -> None:
+        from pitree.ops.jump import plan_jump
         from pitree.store.guard import write_warnings
-        from pitree.summary.jump import plan_jump
         from pitree.widgets.screens.jump_dialog import JumpDialog
 
         tree, reader = self.stree, self.reader
@@ -51,14 +51,16 @@ class WritingMixin(ExplorerState):
 
     def _writable(self, tree: SessionTree, again: str) -> bool:
         """Whether pitree may append here; `again`: how to redo the action that asked, once migrated."""
-        if tree.header is None:
-            self.notify(
-                "this file has no session header: Pi treats it as empty, so pitree will not write to it",
-                severity="error",
-            )
-            return False
-        if tree.version < 3:
+        from pitree.ops.errors import NeedsMigration, OpError
+        from pitree.ops.write import check_writable
+
+        try:
+            check_writable(tree, self.path)
+        except NeedsMigration:
             self._offer_migration(tree, again)
+            return False
+        except OpError as exc:
+            self.notify(str(exc), severity="error")
             return False
         return True
 
@@ -81,13 +83,12 @@ class WritingMixin(ExplorerState):
         self.push_screen(ConfirmDialog(question, "Migrate (backup kept)"), callback=answered)
 
     def migrate_file(self, again: str) -> None:
-        from pitree.cli.write import WriteError, migrated_bytes
-        from pitree.store.append import AppendError, rewrite_atomically
+        from pitree.ops.errors import OpError
+        from pitree.ops.migrate import migrate
 
         try:
-            size = self.path.stat().st_size
-            backup = rewrite_atomically(self.path, migrated_bytes(self.path), expect_size=size)
-        except (WriteError, AppendError, OSError) as exc:
+            backup = migrate(self.path)
+        except OpError as exc:
             self.notify(str(exc), title="not migrated", severity="error", timeout=10)
             return
         self.notify(f"migrated to version 3; the original is {backup}. Now {again}.", timeout=10)
@@ -105,18 +106,24 @@ class WritingMixin(ExplorerState):
         def done(label: str | None) -> None:
             if label is None or tree is None or node is None:
                 return
-            from pitree.summary.jump import label_entry
+            from pitree.ops.errors import OpError
+            from pitree.ops.label import plan_label
 
             if not label and node.id not in tree.labels:
+                return  # clearing nothing: not worth a notice, nothing to write
+            try:
+                entry = plan_label(tree, self.path, node, label or None)
+            except OpError as exc:
+                self.notify(str(exc), title="nothing written", severity="error")
                 return
-            self._append_entry(label_entry(tree, node, label or None))
+            self._append_entry(entry)
 
         self.push_screen(LabelDialog(tree.row_text(node), tree.labels.get(node.id)), callback=done)
 
     def _append_entry(self, entry: dict | None) -> None:
         """Append one entry (from the jump or label dialog); the live tail then shows it."""
-        import orjson
-        from pitree.store.append import AppendError, append_line
+        from pitree.ops.errors import OpError
+        from pitree.ops.write import append_entry
 
         if entry is None or self.stree is None:
             return
@@ -129,9 +136,10 @@ class WritingMixin(ExplorerState):
             )
             return
         try:
-            size = self.path.stat().st_size
-            append_line(self.path, orjson.dumps(entry), expect_size=size)
-        except (AppendError, OSError) as exc:
+            # The size the tail has read (just confirmed unchanged): the append is refused if the file differs.
+            size = live.tailer.size if live is not None and live.builder is not None else self.path.stat().st_size
+            append_entry(self.path, entry, expect_size=size)
+        except (OpError, OSError) as exc:
             self.notify(str(exc), title="nothing written", severity="error", timeout=10)
             return
         self.follow_off = False

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pitree.cli.main import CliError
+from pitree.cli.common import CliError
 from pitree.session.summary_info import SessionInfo, thread_sessions
 from pitree.session.text import count, human_size, json_safe, make_safe
 from pitree.store.catalog import (
@@ -202,7 +202,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    from pitree.cli.main import _console
+    from pitree.cli.common import console as _console
     from rich.cells import cell_len
     from rich.text import Text
 
@@ -314,7 +314,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    from pitree.cli.main import _console
+    from pitree.cli.common import console as _console
     from pitree.cli.textout import one_line
     from rich.text import Text
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pitree.cli.common import CliError
 from pitree.ops.export import FORMATS, ExportError, export_bytes, export_path
 from pitree.session.text import count as count_of
 from pitree.session.text import make_safe
@@ -22,8 +23,6 @@ __all__ = ["add_export_command", "cmd_export", "export_path"]
 
 
 def _fail(message: str) -> Exception:
-    from pitree.cli.main import CliError  # lazily: cli.py imports this module
-
     return CliError(message)
 
 

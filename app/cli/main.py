@@ -8,29 +8,20 @@ tiktoken) happen only on the paths that use them, so `pitree tree --json` starts
 from __future__ import annotations
 
 import argparse
-import atexit
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pitree import __version__
-from pitree.session.gcpause import keep_out_of_collections
+from pitree.cli.common import CliError, console, demo_copy, emit_json, load, resolve
+from pitree.ops.errors import OpError
 from pitree.session.layout import FILTERS, build_layout, stream_layout
 from pitree.session.text import json_safe, make_safe
-from pitree.session.tree import SessionTree
-from pitree.store.session_file import EntryReader, SessionFileError, load_session_fast
+from pitree.store.session_file import EntryReader, SessionFileError
 
 SUBCOMMANDS = ("tree", "context", "compactions", "info", "usage", "export", "ls", "search", "branch", "label", "diff")
-
-
-class CliError(Exception):
-    """A one-line message for the user; exit status 1."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,47 +31,8 @@ class _Parser(argparse.ArgumentParser):
         raise CliError(f"{message} (see `{self.prog} --help`)")
 
 
-def _emit_json(data: Any) -> None:
-    out = json_safe(orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS))
-    sys.stdout.buffer.write(out)
-    sys.stdout.buffer.flush()
-
-
-def _console() -> Any:
-    from rich.console import Console
-
-    # Piped output is for reading in full (less, grep): no cropping to 80 columns there.
-    width = None if sys.stdout.isatty() else 400
-
-    class _Console(Console):
-        def on_broken_pipe(self) -> None:  # Rich exits 1 here; main() treats a closed pipe as success
-            self.quiet = True
-            raise BrokenPipeError
-
-    return _Console(highlight=False, markup=False, emoji=False, soft_wrap=False, width=width)
-
-
-def _load(path_s: str) -> tuple[Path, SessionTree]:
-    path = Path(path_s).expanduser()
-    try:
-        tree, _ = load_session_fast(path, final=True)  # a one-shot read: a last line without "\n" counts
-    except SessionFileError as exc:
-        raise CliError(str(exc)) from None
-    keep_out_of_collections()  # one tree per process: later collections need not walk it
-    return path, tree
-
-
-def _resolve(tree: SessionTree, entry_id: str | None) -> Any:
-    if entry_id is None:
-        return None
-    try:
-        return tree.resolve(entry_id)
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
-
-
 def cmd_tree(args: argparse.Namespace) -> int:
-    path, tree = _load(args.file)
+    path, tree = load(args.file)
     if args.json:
         from pitree.cli.report import tree_report_json
 
@@ -92,71 +44,71 @@ def cmd_tree(args: argparse.Namespace) -> int:
     else:
         from pitree.cli.textout import print_tree
 
-        print_tree(_console(), tree, build_layout(tree, args.filter, args.search or ""))
+        print_tree(console(), tree, build_layout(tree, args.filter, args.search or ""))
     return 0
 
 
 def cmd_context(args: argparse.Namespace) -> int:
     from pitree.cli.report import context_report
 
-    path, tree = _load(args.file)
-    leaf = _resolve(tree, args.leaf)
+    path, tree = load(args.file)
+    leaf = resolve(tree, args.leaf)
     reader = None if args.no_tiktoken else EntryReader(path, tree)
     try:
         report = context_report(tree, reader, leaf)
     except SessionFileError as exc:
         raise CliError(str(exc)) from None
     if args.json:
-        _emit_json(report)
+        emit_json(report)
     else:
         from pitree.cli.textout import print_context
 
-        print_context(_console(), report)
+        print_context(console(), report)
     return 0
 
 
 def cmd_compactions(args: argparse.Namespace) -> int:
     from pitree.cli.report import compactions_report
 
-    path, tree = _load(args.file)
+    path, tree = load(args.file)
     report = compactions_report(tree, EntryReader(path, tree))
     if args.json:
-        _emit_json(report)
+        emit_json(report)
     else:
         from pitree.cli.textout import print_compactions
 
-        print_compactions(_console(), report)
+        print_compactions(console(), report)
     return 0
 
 
 def cmd_info(args: argparse.Namespace) -> int:
     from pitree.cli.report import info_report
 
-    path, tree = _load(args.file)
+    path, tree = load(args.file)
     report = info_report(tree, path.stat().st_size)
     report["file"] = str(path)
     report["skippedLines"] = [{"line": s.line, "reason": s.reason} for s in tree.skipped]
     report["notes"] = [{"line": p.line, "message": p.message} for p in tree.problems]
     if args.json:
-        _emit_json(report)
+        emit_json(report)
     else:
         from pitree.cli.textout import print_info
 
-        print_info(_console(), report)
+        print_info(console(), report)
     return 0
 
 
 def cmd_usage(args: argparse.Namespace) -> int:
     from pitree.session.usage import usage_report
 
-    _, tree = _load(args.file)
+    _, tree = load(args.file)
     report = usage_report(tree)
     if args.json:
-        _emit_json(report)
+        emit_json(report)
     else:
         from pitree.cli.textout import print_usage
 
-        print_usage(_console(), report)
+        print_usage(console(), report)
     return 0
 
 
@@ -263,23 +215,6 @@ def _session_by_id(arg: str, session_dir: str | None) -> Path | None:
         raise CliError(str(exc)) from None
 
 
-def demo_copy() -> Path:
-    """Copy the shipped demo session to a fresh temporary folder, so the package is never modified; the folder
-    is removed when this process exits (not by a forked parse child, which leaves through `os._exit`)."""
-    folder = Path(tempfile.mkdtemp(prefix="pitree-demo-"))
-    owner = os.getpid()
-
-    def remove() -> None:
-        if os.getpid() == owner:
-            shutil.rmtree(folder, ignore_errors=True)
-
-    atexit.register(remove)
-    target = folder / "demo.jsonl"
-    with resources.as_file(resources.files("pitree.assets") / "demo.jsonl") as src:
-        shutil.copyfile(src, target)
-    return target
-
-
 BROWSE_COMMANDS = ("ls", "search")  # the subcommands that take --session-dir
 
 
@@ -304,10 +239,10 @@ OpenTui = Callable[[Path | None, str | None], int]
 def open_explorer(path: Path, tui: OpenTui | None) -> int:
     """Open the full-screen explorer on `path` (or print its tree when there is no explorer to open)."""
     if tui is None:
-        _, tree = _load(str(path))
+        _, tree = load(str(path))
         from pitree.cli.textout import print_tree
 
-        print_tree(_console(), tree, build_layout(tree))
+        print_tree(console(), tree, build_layout(tree))
         return 0
     from pitree.store.parse_child import fork_early
 
@@ -348,7 +283,7 @@ def main(argv: Sequence[str] | None = None, tui: OpenTui | None = None) -> int:
         if tui is None:
             raise CliError("the sessions browser is part of the `pitree` program (pitree.widgets.main)")
         return tui(None, args.session_dir)
-    except CliError as exc:  # messages quote ids and paths from the files: one line, nothing raw
+    except (CliError, OpError) as exc:  # messages quote ids and paths from the files: one line, nothing raw
         print(f"pitree: error: {make_safe(str(exc), keep_newlines=False)}", file=sys.stderr)
         return 1
     except BrokenPipeError:
@@ -356,13 +291,6 @@ def main(argv: Sequence[str] | None = None, tui: OpenTui | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except Exception as exc:
-        from pitree.cli.write import WriteError
-
-        if not isinstance(exc, WriteError):
-            raise
-        print(f"pitree: error: {make_safe(str(exc), keep_newlines=False)}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         return 130
 

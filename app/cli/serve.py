@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.demo == bool(args.file):
             raise ServeError("give a session FILE or --demo")
         if args.demo:
-            from pitree.cli.main import demo_copy
+            from pitree.cli.common import demo_copy
 
             path = demo_copy()
         else:

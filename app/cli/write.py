@@ -1,6 +1,7 @@
 """The two commands that write: `pitree branch` (move the leaf, with a summary or a marker) and
-`pitree label`. Both append exactly one line through `store.append`; nothing else is ever changed,
-except the consented, atomic, backed-up migration of a pre-v3 file (which Pi itself would do on open).
+`pitree label`, argument parsing, questions and output over `pitree.ops`. Both append exactly one line;
+nothing else is ever changed, except the consented, atomic, backed-up migration of a pre-v3 file (which Pi
+itself would do on open).
 """
 
 from __future__ import annotations
@@ -11,86 +12,59 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pitree.session.load import migrate_entry
-from pitree.session.parse import parse_line
+from pitree.config import SUMMARIZERS
+from pitree.ops.errors import NeedsMigration, OpError
+from pitree.ops.jump import (
+    JumpPlan,
+    Summary,
+    editor_text,
+    marker_entry,
+    model_summary,
+    offline_summary,
+    plan_jump,
+    prepare_job,
+    summary_entry,
+)
+from pitree.ops.label import check_clear, plan_label
+from pitree.ops.migrate import migrate
+from pitree.ops.write import append_entry, check_writable, resolve
 from pitree.session.text import json_safe, make_safe
 from pitree.session.tree import SessionTree
-from pitree.store.append import AppendError, append_line, rewrite_atomically
 from pitree.store.guard import write_warnings
-from pitree.store.session_file import EntryReader, SessionFileError, load_session, read_bytes
-from pitree.summary.jump import editor_text, label_entry, marker_entry, plan_jump, summary_entry
-from pitree.summary.run import (
-    SUMMARIZERS,
-    extractive_summary,
-    finish_model_summary,
-    no_content,
-    prepare_job,
-    stream_model_summary,
-)
-
-
-class WriteError(Exception):
-    """One line for the user; exit status 1; nothing was written."""
+from pitree.store.session_file import EntryReader, SessionFileError, load_session
 
 
 def _confirm(question: str, yes: bool) -> None:
     if yes:
         return
     if not sys.stdin.isatty():
-        raise WriteError(f"{question} — refusing without --yes (stdin is not a terminal)")
+        raise OpError(f"{question} — refusing without --yes (stdin is not a terminal)")
     answer = input(f"{make_safe(question, keep_newlines=False)} [y/N] ").strip().lower()
     if answer not in ("y", "yes"):
-        raise WriteError("cancelled; nothing was written")
+        raise OpError("cancelled; nothing was written")
 
 
-def migrated_bytes(path: Path) -> bytes:
-    """The file as v3: header version 3, pitree's stable ids, parentIds, firstKeptEntryId, role rename.
-
-    Unparseable lines are dropped, as Pi's own rewrite drops them (the backup keeps them)."""
-    data = read_bytes(path)
-    tree, _ = load_session(path)
-    if tree.header is None:
-        raise WriteError(f"{path}: no session header; pitree will not migrate a file Pi would treat as empty")
-    header = {**tree.header, "version": 3}
-    out = [orjson.dumps(header)]
-    for node in tree.nodes:
-        obj, _note = parse_line(data[node.offset : node.offset + node.length])  # as the loader read it
-        assert obj is not None, node  # the loader made a node of it, so it parses
-        out.append(orjson.dumps(migrate_entry(obj, node, tree)))
-    return b"\n".join(out) + b"\n"
+def _load(path: Path) -> tuple[SessionTree, int]:
+    """The tree and the size that was parsed (what an append expects the file to still be)."""
+    try:
+        tree, builder = load_session(path)
+    except SessionFileError as exc:
+        raise OpError(str(exc)) from None
+    return tree, builder.size
 
 
 def _prepare_file(path: Path, args: argparse.Namespace) -> tuple[SessionTree, int]:
+    tree, size = _load(path)
     try:
-        tree, _ = load_session(path)
-    except SessionFileError as exc:
-        raise WriteError(str(exc)) from None
-    if tree.header is None:
-        raise WriteError(f"{path}: no session header; Pi treats this file as empty, so pitree will not write to it")
-    if tree.version < 3:
+        check_writable(tree, path)
+    except NeedsMigration as exc:
         if not args.migrate:
-            raise WriteError(
-                f"{path} is a version {tree.version:g} session. Pi rewrites such files to version 3 when it opens "
-                "them; to append, pitree must do the same: pass --migrate (a backup is kept)"
-            )
+            raise OpError(f"{exc}: pass --migrate (a backup is kept)") from None
         _confirm(f"Rewrite {path.name} as a version 3 session (backup kept)?", args.yes)
-        size = path.stat().st_size
-        try:
-            # expect_size: an entry Pi appends between our read and the rewrite must not be lost.
-            backup = rewrite_atomically(path, migrated_bytes(path), expect_size=size)
-        except AppendError as exc:
-            raise WriteError(str(exc)) from None
+        backup = migrate(path)
         print(make_safe(f"pitree: migrated to version 3; backup at {backup}", keep_newlines=False), file=sys.stderr)
-        tree, _ = load_session(path)
-    return tree, path.stat().st_size
-
-
-def _append(path: Path, entry: dict[str, Any], size: int) -> int:
-    try:
-        result = append_line(path, orjson.dumps(entry), expect_size=size)
-    except AppendError as exc:
-        raise WriteError(str(exc)) from None
-    return result.offset
+        tree, size = _load(path)
+    return tree, size
 
 
 def _ask(question: str) -> bool:
@@ -100,7 +74,7 @@ def _ask(question: str) -> bool:
 
 
 def _choice(args: argparse.Namespace, tree: SessionTree, needed: bool) -> Any:
-    """The summarizer from flags > environment > config file (> Pi's agent folder for auto); WriteError if bad.
+    """The summarizer from flags > environment > config file (> Pi's agent folder for auto); OpError if bad.
     Without anything left behind (`needed` False) the settings are only checked: nothing is asked or run."""
     from pitree.config import ConfigError, load_config
     from pitree.summary.backends.base import BackendError
@@ -117,9 +91,9 @@ def _choice(args: argparse.Namespace, tree: SessionTree, needed: bool) -> Any:
         if choice.command is not None and _ask(f"pitree: {choice.command}. Run it to get the key?"):
             choice = choose(config, tree, allow_command=True)
     except (ConfigError, BackendError) as exc:
-        raise WriteError(str(exc)) from None
+        raise OpError(str(exc)) from None
     if choice.command is not None and choice.name == "pi":
-        raise WriteError(f"{choice.command}: pass --allow-key-command to run it")
+        raise OpError(f"{choice.command}: pass --allow-key-command to run it")
     if choice.note:
         print(f"pitree: {choice.note}; using the offline summary", file=sys.stderr)
     if choice.is_model and choice.needs_consent and not args.send:
@@ -130,86 +104,55 @@ def _choice(args: argparse.Namespace, tree: SessionTree, needed: bool) -> Any:
                 "or name the summarizer with --summary); using the offline summary",
                 file=sys.stderr,
             )
-            return type(choice)("extractive", context_window=choice.context_window)
+            return type(choice)(
+                "extractive", context_window=choice.context_window, reserve_tokens=choice.reserve_tokens
+            )
     return choice
 
 
-def _summary(
-    args: argparse.Namespace, tree: SessionTree, path: Path, plan: Any, choice: Any
-) -> tuple[str, list[str], list[str], dict[str, Any] | None]:
+def _summary(args: argparse.Namespace, tree: SessionTree, path: Path, plan: JumpPlan, choice: Any) -> Summary:
     job = prepare_job(tree, EntryReader(path, tree), plan, choice.context_window, choice.reserve_tokens)
-    if job.empty:
-        return (*no_content(), None)
-    if not choice.is_model:
-        if args.instructions:
+    if job.empty or not choice.is_model:
+        if args.instructions and not job.empty:
             print("pitree: the offline summary cannot follow --instructions; they were not used", file=sys.stderr)
-        return (*extractive_summary(job), None)
+        return offline_summary(job)
+    import asyncio
+
     from pitree.summary.backends.base import BackendError
 
     def progress(text: str) -> None:
         print(f"pitree: {text}", file=sys.stderr)
 
-    async def collect() -> str:
-        parts = []
-        deltas = stream_model_summary(
-            job, choice.backend, args.instructions, choice.reserve_tokens, choice.max_tokens, progress
-        )
-        async for delta in deltas:
-            parts.append(delta)
-        return "".join(parts)
-
-    import asyncio
-
     try:
-        text = asyncio.run(collect())
+        return asyncio.run(model_summary(job, choice, args.instructions, on_retry=progress))
     except BackendError as exc:
-        raise WriteError(f"summary failed, nothing written: {exc}") from None
-    return (*finish_model_summary(job, text), getattr(choice.backend, "usage", None))
+        raise OpError(f"summary failed, nothing written: {exc}") from None
 
 
 def cmd_branch(args: argparse.Namespace) -> int:
     path = Path(args.file).expanduser()
     tree, size = _prepare_file(path, args)
-    try:
-        target = tree.resolve(args.to)
-    except ValueError as exc:
-        raise WriteError(str(exc)) from None
+    target = resolve(tree, args.to)
     plan = plan_jump(tree, target)
-    text = None
-    if plan.needs_editor_text:
-        text = editor_text(EntryReader(path, tree).entry(target))
-    result: dict[str, Any]
+    text = editor_text(EntryReader(path, tree).entry(target)) if plan.needs_editor_text else None
     if plan.noop:
-        result = {
-            "appended": None,
-            "leaf": tree.leaf.id if tree.leaf else None,
-            "editorText": text,
-            "message": "the leaf is already there; nothing written",
-        }
-        _print(args, result)
+        leaf = tree.leaf.id if tree.leaf else None
+        message = "the leaf is already there; nothing written"
+        _print(args, {"appended": None, "leaf": leaf, "editorText": text, "message": message})
         return 0
     for warning in write_warnings(path):
         print(make_safe(f"pitree: warning: {warning}", keep_newlines=False), file=sys.stderr)
     choice = _choice(args, tree, bool(plan.to_summarize))
     if choice.name == "none" or not plan.to_summarize:
-        reason = "no summary requested" if choice.name == "none" else "nothing to summarize"
-        entry = marker_entry(tree, plan, reason)
+        entry = marker_entry(tree, plan, plan.marker_reason)
     else:
-        summary, read, modified, usage = _summary(args, tree, path, plan, choice)
-        entry = summary_entry(tree, plan, summary, read, modified, usage=usage)
+        entry = summary_entry(tree, plan, _summary(args, tree, path, plan, choice))
     where = plan.new_leaf_id or "before the first entry"
     _confirm(f"Append a {entry['type']} entry to {path.name} so Pi continues at {where}?", args.yes)
-    _append(path, entry, size)
-    result = {
-        "appended": {
-            "id": entry["id"],
-            "type": entry["type"],
-            "parentId": entry["parentId"],
-            "fromId": entry.get("fromId", entry.get("data", {}).get("fromId")),
-        },
-        "leaf": entry["id"],
-        "editorText": text,
-    }
+    append_entry(path, entry, size)
+    from_id = entry.get("fromId", entry.get("data", {}).get("fromId"))
+    appended = {"id": entry["id"], "type": entry["type"], "parentId": entry["parentId"], "fromId": from_id}
+    result: dict[str, Any] = {"appended": appended, "leaf": entry["id"], "editorText": text}
     if entry["type"] == "branch_summary":
         result["summary"] = entry["summary"]
     _print(args, result)
@@ -217,35 +160,25 @@ def cmd_branch(args: argparse.Namespace) -> int:
 
 
 def _refuse_clearing_nothing(path: Path, id_: str) -> None:
-    """A clear on an unlabelled entry would still append a line and move Pi's leaf; the TUI skips it, so do we."""
-    try:
-        tree, _ = load_session(path)
-        target = tree.resolve(id_)
-    except (SessionFileError, ValueError) as exc:
-        raise WriteError(str(exc)) from None
-    if target.id not in tree.labels:
-        raise WriteError(f"entry {target.id} has no label to clear; nothing was written")
+    """Checked before any migration: a refused clear must write nothing, not even the rewrite."""
+    tree, _ = _load(path)
+    check_clear(tree, resolve(tree, id_))
 
 
 def cmd_label(args: argparse.Namespace) -> int:
     path = Path(args.file).expanduser()
     if args.text is None and not args.clear:
-        raise WriteError("give a label TEXT, or --clear to remove the label")
+        raise OpError("give a label TEXT, or --clear to remove the label")
     if args.text is not None and args.clear:
-        raise WriteError("give either a label TEXT or --clear, not both")
+        raise OpError("give either a label TEXT or --clear, not both")
     if args.clear:
         _refuse_clearing_nothing(path, args.id)  # before any migration: nothing may be written
     tree, size = _prepare_file(path, args)
-    try:
-        target = tree.resolve(args.id)
-    except ValueError as exc:
-        raise WriteError(str(exc)) from None
-    label = None if args.clear else args.text.strip()
-    if not args.clear and not label:
-        raise WriteError("the label is empty; use --clear to remove a label")
-    entry = label_entry(tree, target, label)
+    target = resolve(tree, args.id)
+    entry = plan_label(tree, path, target, None if args.clear else args.text)
+    label = entry.get("label")
     _confirm(f"Append a label entry to {path.name}?", args.yes)
-    _append(path, entry, size)
+    append_entry(path, entry, size)
     _print(
         args,
         {
@@ -280,7 +213,7 @@ def add_write_commands(sub: Any) -> None:
     p.add_argument("--to", required=True, metavar="ID", help="entry id or unique prefix to jump to")
     p.add_argument(
         "--summary",
-        choices=("auto", *SUMMARIZERS),
+        choices=SUMMARIZERS,
         default=None,
         help="summary of the abandoned path (default: the config's summarizer, else auto: a configured model or "
         "the session's own via Pi's agent folder, with consent; else extractive, offline)",

@@ -24,13 +24,13 @@ import errno
 import fcntl
 import os
 import stat
-import tempfile
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
+from pitree.store.atomic import replace_with, show_path, write_new, write_temp
 from pitree.store.guard import note_own_write
 
 
@@ -62,12 +62,6 @@ class AppendResult:
     repaired_torn_line: bool
 
 
-def _show(path: Path | str) -> str:
-    """The path as one printable line: repr() when it holds control or undecodable characters."""
-    text = os.fspath(path)
-    return text if text.isprintable() else repr(text)
-
-
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc) or type(exc).__name__
 
@@ -88,7 +82,7 @@ def _check_line(line: bytes) -> None:
 
 
 def _open_error(path: Path, exc: OSError) -> CannotOpen:
-    shown = _show(path)
+    shown = show_path(path)
     if isinstance(exc, FileNotFoundError):
         return CannotOpen(f"{shown}: no such file (pitree never creates session files)")
     if isinstance(exc, NotADirectoryError):
@@ -106,13 +100,13 @@ def _open_error(path: Path, exc: OSError) -> CannotOpen:
 
 def _check_regular(path: Path, st: os.stat_result) -> None:
     if stat.S_ISDIR(st.st_mode):
-        raise CannotOpen(f"{_show(path)}: is a directory, not a session file")
+        raise CannotOpen(f"{show_path(path)}: is a directory, not a session file")
     if not stat.S_ISREG(st.st_mode):
-        raise CannotOpen(f"{_show(path)}: is not a regular file, not a session file")
+        raise CannotOpen(f"{show_path(path)}: is not a regular file, not a session file")
     # Enforced even for root (who bypasses permissions): a session made read-only is a request to leave it be.
     if st.st_mode & 0o222 == 0:
         mode = stat.S_IMODE(st.st_mode)
-        raise CannotOpen(f"{_show(path)}: is read-only (mode {mode:o}); pitree will not write to it")
+        raise CannotOpen(f"{show_path(path)}: is read-only (mode {mode:o}); pitree will not write to it")
 
 
 def _open_for_append(path: Path) -> tuple[int, os.stat_result]:
@@ -141,11 +135,11 @@ def _open_for_reading(path: Path, st: os.stat_result) -> int:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
-        raise SessionChanged(f"{_show(path)} was removed or renamed while pitree was writing") from None
+        raise SessionChanged(f"{show_path(path)} was removed or renamed while pitree was writing") from None
     except PermissionError:
-        raise CannotOpen(f"{_show(path)}: permission denied (pitree must also read it)") from None
+        raise CannotOpen(f"{show_path(path)}: permission denied (pitree must also read it)") from None
     except OSError as exc:
-        raise CannotOpen(f"{_show(path)}: cannot read it: {_reason(exc)}") from None
+        raise CannotOpen(f"{show_path(path)}: cannot read it: {_reason(exc)}") from None
     rst = os.fstat(fd)
     if (rst.st_dev, rst.st_ino) != (st.st_dev, st.st_ino):
         os.close(fd)
@@ -154,7 +148,7 @@ def _open_for_reading(path: Path, st: os.stat_result) -> int:
 
 
 def _replaced(path: Path) -> SessionChanged:
-    return SessionChanged(f"{_show(path)} was replaced on disk since it was read; reload and try again")
+    return SessionChanged(f"{show_path(path)} was replaced on disk since it was read; reload and try again")
 
 
 def _check_same_file(path: Path, st: os.stat_result) -> None:
@@ -162,9 +156,9 @@ def _check_same_file(path: Path, st: os.stat_result) -> None:
     try:
         now = os.stat(path)
     except FileNotFoundError:
-        raise SessionChanged(f"{_show(path)} was removed or renamed since it was read; reload") from None
+        raise SessionChanged(f"{show_path(path)} was removed or renamed since it was read; reload") from None
     except OSError as exc:
-        raise CannotOpen(f"{_show(path)}: {_reason(exc)}") from None
+        raise CannotOpen(f"{show_path(path)}: {_reason(exc)}") from None
     if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
         raise _replaced(path)
 
@@ -179,11 +173,11 @@ def _lock(fd: int, path: Path, timeout: float) -> None:
         except BlockingIOError:
             pass
         except OSError as exc:
-            raise AppendError(f"{_show(path)}: cannot lock it for writing: {_reason(exc)}") from None
+            raise AppendError(f"{show_path(path)}: cannot lock it for writing: {_reason(exc)}") from None
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise LockBusy(
-                f"{_show(path)}: another pitree is writing to this session "
+                f"{show_path(path)}: another pitree is writing to this session "
                 f"(still locked after {timeout:g} s); try again"
             )
         time.sleep(min(delay, remaining))
@@ -200,7 +194,7 @@ def _fstat(fd: int, path: Path) -> os.stat_result:
     try:
         return os.fstat(fd)
     except OSError as exc:
-        raise AppendError(f"{_show(path)}: cannot stat it: {_reason(exc)}") from None
+        raise AppendError(f"{show_path(path)}: cannot stat it: {_reason(exc)}") from None
 
 
 def _pread(fd: int, length: int, offset: int) -> bytes:
@@ -269,14 +263,14 @@ def append_line(path: Path | str, line: bytes, *, expect_size: int | None, lock_
         size = st.st_size
         if expect_size is not None and size != expect_size:
             raise SessionChanged(
-                f"{_show(path)} changed on disk since it was read ({expect_size} bytes, now {size}); "
+                f"{show_path(path)} changed on disk since it was read ({expect_size} bytes, now {size}); "
                 "reload and try again"
             )
         rfd = _open_for_reading(path, st)
         try:
             torn = size > 0 and _pread(rfd, 1, size - 1) != b"\n"
         except OSError as exc:
-            raise CannotOpen(f"{_show(path)}: cannot read its last line: {_reason(exc)}") from None
+            raise CannotOpen(f"{show_path(path)}: cannot read its last line: {_reason(exc)}") from None
         payload = (b"\n" if torn else b"") + line + b"\n"
 
         written: int | None = None
@@ -289,12 +283,12 @@ def append_line(path: Path | str, line: bytes, *, expect_size: int | None, lock_
             if not failure:
                 failure = f"short write ({written} of {len(payload)} bytes; is the disk full?)"
             state = _roll_back(wfd, rfd, payload, size, written)
-            raise AppendFailed(f"{_show(path)}: could not append the entry: {failure}; {state}")
+            raise AppendFailed(f"{show_path(path)}: could not append the entry: {failure}; {state}")
         try:
             os.fsync(wfd)
         except OSError as exc:
             raise AppendFailed(
-                f"{_show(path)}: the entry was written but could not be flushed to disk ({_reason(exc)}); "
+                f"{show_path(path)}: the entry was written but could not be flushed to disk ({_reason(exc)}); "
                 "it may be lost if the machine crashes"
             ) from None
         after = _fstat(wfd, path).st_size
@@ -311,16 +305,6 @@ def _utc_stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
-def write_all(fd: int, data: bytes) -> None:
-    """All of `data` to `fd`, however many writes it takes; an OSError if a write makes no progress."""
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        if n <= 0:
-            raise OSError(errno.EIO, "write made no progress")
-        view = view[n:]
-
-
 def _write_backup(path: Path, old: bytes, st: os.stat_result) -> Path:
     """`<name>.bak-<UTC time>` beside the file, never over an existing one (O_EXCL, then -2, -3, ...)."""
     base = f"{path.name}.bak-{_utc_stamp()}"
@@ -328,51 +312,11 @@ def _write_backup(path: Path, old: bytes, st: os.stat_result) -> Path:
     for n in range(1, 1000):
         candidate = path.with_name(base if n == 1 else f"{base}-{n}")
         try:
-            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            write_new(candidate, old, mode=mode, times_ns=(st.st_atime_ns, st.st_mtime_ns))
         except FileExistsError:
             continue
-        try:
-            write_all(fd, old)
-            os.fchmod(fd, mode)
-            os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(candidate)
-            raise
-        os.close(fd)
         return candidate
     raise OSError(errno.EEXIST, f"too many backups named {base}*")
-
-
-def _write_temp(path: Path, data: bytes, st: os.stat_result) -> Path:
-    # The name does not end in .jsonl, so neither Pi nor pitree lists it as a session.
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pitree-tmp", dir=path.parent)
-    try:
-        write_all(fd, data)
-        os.fchmod(fd, stat.S_IMODE(st.st_mode))
-        if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
-            with contextlib.suppress(OSError):
-                os.fchown(fd, st.st_uid, st.st_gid)
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-        raise
-    os.close(fd)
-    return Path(name)
-
-
-def _fsync_dir(directory: Path) -> None:
-    # Best effort once the rename is done: some file systems cannot fsync a directory.
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def rewrite_atomically(
@@ -383,7 +327,7 @@ def rewrite_atomically(
     expect_size: int | None = None,
     lock_timeout: float = 5.0,
 ) -> Path | None:
-    """Replace the file's content with `data`: temp file + fsync, backup, os.replace, fsync of the folder.
+    """Replace the file's content with `data`: temp file + fsync, backup, rename, fsync of the folder (`atomic`).
 
     Only for the consented migration of a pre-v3 file. Holds the same lock as `append_line`, keeps the
     file's mode (and owner, where allowed), follows a symlink to the real file, and returns the backup's
@@ -402,28 +346,28 @@ def rewrite_atomically(
         _check_same_file(real, st)
         if expect_size is not None and st.st_size != expect_size:
             raise SessionChanged(
-                f"{_show(real)} changed on disk since it was read ({expect_size} bytes, now {st.st_size}); "
+                f"{show_path(real)} changed on disk since it was read ({expect_size} bytes, now {st.st_size}); "
                 "reload and try again"
             )
         rfd = _open_for_reading(real, st)
         try:
             old = _pread(rfd, st.st_size, 0)
         except OSError as exc:
-            raise CannotOpen(f"{_show(real)}: cannot read it: {_reason(exc)}") from None
+            raise CannotOpen(f"{show_path(real)}: cannot read it: {_reason(exc)}") from None
         temp: Path | None = None
         saved: Path | None = None
         done = False
         try:
-            temp = _write_temp(real, data, st)
+            temp = write_temp(real, data, mode=stat.S_IMODE(st.st_mode), owner=(st.st_uid, st.st_gid))
             saved = _write_backup(real, old, st) if backup else None
             # Pi takes no lock: if it appended while we copied, replacing now would drop its entry.
             if os.fstat(wfd).st_size != len(old):
-                raise SessionChanged(f"{_show(real)} changed on disk during the rewrite; nothing replaced")
-            os.replace(temp, real)
+                raise SessionChanged(f"{show_path(real)} changed on disk during the rewrite; nothing replaced")
+            replace_with(temp, real)
             done = True
         except OSError as exc:
             raise AppendFailed(
-                f"{_show(real)}: could not rewrite it: {_reason(exc)}; the original is unchanged"
+                f"{show_path(real)}: could not rewrite it: {_reason(exc)}; the original is unchanged"
             ) from None
         finally:
             if not done:
@@ -432,7 +376,6 @@ def rewrite_atomically(
                     if leftover is not None:
                         with contextlib.suppress(OSError):
                             os.unlink(leftover)
-        _fsync_dir(real.parent)
         note_own_write(real)
         return saved
     finally:

@@ -12,20 +12,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 
-from pitree.store.append import write_all
+from pitree.store.atomic import fsync_dir, show_path, write_temp
 
 
 class ExportFileError(Exception):
     """The export target is refused or could not be written; one line for the user."""
-
-
-def _show(path: Path) -> str:
-    text = os.fspath(path)
-    return text if text.isprintable() else repr(text)
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -40,50 +34,17 @@ def _same_file(a: Path, b: Path) -> bool:
 def check_target(out: Path, *, force: bool = False, source: Path | None = None) -> None:
     """Raise ExportFileError when `out` may not be written (exists without force, is the source, ...)."""
     if source is not None and _same_file(out, source):
-        raise ExportFileError(f"{_show(out)} is the session being exported; choose another output file")
+        raise ExportFileError(f"{show_path(out)} is the session being exported; choose another output file")
     if os.path.isdir(out):
-        raise ExportFileError(f"{_show(out)} is a directory; give a file name")
+        raise ExportFileError(f"{show_path(out)} is a directory; give a file name")
     if os.path.lexists(out):
         if not force:
-            raise ExportFileError(f"{_show(out)} already exists; pass --force to overwrite it")
+            raise ExportFileError(f"{show_path(out)} already exists; pass --force to overwrite it")
         if not os.path.isfile(out) and not os.path.islink(out):
-            raise ExportFileError(f"{_show(out)} is not a regular file; pitree will not replace it")
+            raise ExportFileError(f"{show_path(out)} is not a regular file; pitree will not replace it")
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
-        raise ExportFileError(f"{_show(parent)}: no such folder")
-
-
-def _write_temp(out: Path, data: bytes, mode: int | None) -> Path:
-    parent = out.parent
-    for _ in range(100):
-        # Not ending in .jsonl: neither Pi nor pitree lists a half-written export as a session.
-        temp = parent / f".{out.name}.{secrets.token_hex(4)}.pitree-tmp"
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)  # umask applies
-        except FileExistsError:
-            continue
-        try:
-            write_all(fd, data)
-            if mode is not None:
-                os.fchmod(fd, mode)
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
-        os.close(fd)
-        return temp
-    raise ExportFileError(f"{_show(parent)}: could not create a temporary file")
-
-
-def _fsync_dir(directory: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        raise ExportFileError(f"{show_path(parent)}: no such folder")
 
 
 def write_export(out: Path, data: bytes, *, force: bool = False, source: Path | None = None) -> Path:
@@ -95,9 +56,9 @@ def write_export(out: Path, data: bytes, *, force: bool = False, source: Path | 
         with contextlib.suppress(OSError):
             mode = stat.S_IMODE(os.stat(out).st_mode)  # an overwritten file keeps its permissions
     try:
-        temp = _write_temp(out, data, mode)
+        temp = write_temp(out, data, mode=mode)
     except OSError as exc:
-        raise ExportFileError(f"{_show(out)}: cannot write it: {exc.strerror or exc}") from None
+        raise ExportFileError(f"{show_path(out)}: cannot write it: {exc.strerror or exc}") from None
     try:
         if force:
             os.replace(temp, out)
@@ -105,17 +66,17 @@ def write_export(out: Path, data: bytes, *, force: bool = False, source: Path | 
             try:
                 os.link(temp, out)  # fails if the name was taken meanwhile: never overwrites
             except FileExistsError:
-                raise ExportFileError(f"{_show(out)} already exists; pass --force to overwrite it") from None
+                raise ExportFileError(f"{show_path(out)} already exists; pass --force to overwrite it") from None
             except OSError as exc:
                 if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
                     raise
                 if os.path.lexists(out):  # no hard links here: check, then rename
-                    raise ExportFileError(f"{_show(out)} already exists; pass --force to overwrite it") from None
+                    raise ExportFileError(f"{show_path(out)} already exists; pass --force to overwrite it") from None
                 os.replace(temp, out)
     except OSError as exc:
-        raise ExportFileError(f"{_show(out)}: cannot write it: {exc.strerror or exc}") from None
+        raise ExportFileError(f"{show_path(out)}: cannot write it: {exc.strerror or exc}") from None
     finally:
         with contextlib.suppress(OSError):
             os.unlink(temp)
-    _fsync_dir(out.parent if str(out.parent) else Path("."))
+    fsync_dir(out.parent)
     return out

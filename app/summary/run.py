@@ -1,5 +1,6 @@
-"""Producing a branch summary for a jump: read the abandoned entries, prepare them (Pi's budget), then
-either fill the headings offline (extractive) or stream a model's answer, and wrap it as Pi does."""
+"""Producing a branch summary for a jump from the prepared entries (`SummaryJob`, made by `ops.jump.prepare_job`
+under Pi's budget): either fill the headings offline (extractive) or stream a model's answer, and wrap it as
+Pi does."""
 
 from __future__ import annotations
 
@@ -8,21 +9,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitree.session.text import plural
-from pitree.session.tree import SessionTree
-from pitree.store.session_file import EntryReader
 from pitree.summary.backends import extractive
-from pitree.summary.jump import JumpPlan
 from pitree.summary.prepare import (
     SUMMARIZATION_SYSTEM_PROMPT,
     FileOps,
     Prepared,
     build_prompt_text,
     finish_summary,
-    prepare_branch_entries,
-    token_budget,
 )
 
-SUMMARIZERS = ("none", "extractive", "openai", "anthropic", "pi")
 NO_CONTENT = "No content to summarize"
 DEFAULT_RESERVE = 16384
 RATE_LIMIT_RETRIES = 3
@@ -37,13 +32,6 @@ class SummaryJob:
     @property
     def empty(self) -> bool:
         return not self.prepared.messages
-
-
-def prepare_job(
-    tree: SessionTree, reader: EntryReader, plan: JumpPlan, context_window: int = 128000, reserve: int = 16384
-) -> SummaryJob:
-    entries = reader.entries(plan.to_summarize)
-    return SummaryJob(entries, prepare_branch_entries(entries, token_budget(context_window, reserve)))
 
 
 def left_behind(entries: int, prepared: Prepared | None) -> str:

@@ -15,6 +15,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from pitree.ops.jump import plan_jump
 from pitree.session.context import build_context
 from pitree.session.entries import HIDDEN_TOOL_ONLY
 from pitree.session.layout import FILTERS, build_layout, tokens_of, visible_indices
@@ -22,7 +23,6 @@ from pitree.session.load import SessionBuilder, load_bytes
 from pitree.session.parse import parse_line
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
-from pitree.summary.jump import plan_jump
 from pitree.summary.prepare import build_prompt_text, collect_for_summary, prepare_branch_entries
 from pitree.summary.run import SummaryJob, extractive_summary
 

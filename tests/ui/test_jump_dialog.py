@@ -177,3 +177,53 @@ async def test_rate_limit_is_retried_with_progress(demo: Path) -> None:
             assert "After a retry." in dialog.query_one("#summary").text  # type: ignore[attr-defined]
         assert len(server.requests) == 2
     assert set(seen) == {"rate limited; retry 1 of 3 in 0 s"}  # the hook may see a message more than once
+
+
+@pytest.mark.writes_session  # the line "Pi" appends
+@pytest.mark.parametrize("pi_appends", [False, True])
+async def test_jump_appends_only_onto_the_file_as_read(demo: Path, pi_appends: bool) -> None:
+    """The TUI's append expects the size its tail has read: a line Pi added while the dialog was open is shown,
+    and nothing is written until the user looks again."""
+    app = PitreeApp(demo, watch=False, config_overrides={"summarizer": "extractive"})
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_dialog(app, pilot)
+        before = demo.read_bytes()
+        pi_line = b""
+        if pi_appends:
+            leaf = app.stree.leaf.id if app.stree is not None and app.stree.leaf is not None else None
+            pi_line = orjson.dumps({"type": "label", "id": "p1", "parentId": leaf, "timestamp": "x", "targetId": leaf})
+            with open(demo, "ab") as fh:
+                fh.write(pi_line + b"\n")
+        await pilot.press("n")  # no summary: the marker entry
+        await until(pilot, lambda: not isinstance(app.screen, JumpDialog))
+        after = demo.read_bytes()
+        if pi_appends:
+            assert after == before + pi_line + b"\n"
+            await until(pilot, lambda: app.stree is not None and "p1" in app.stree.by_id)
+        else:
+            assert after.startswith(before) and after[len(before) :].count(b"\n") == 1
+            assert last(demo)["customType"] == "pitree.jump"
+
+
+async def test_the_dialog_prepares_the_branch_once(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening the dialog reads and budgets the abandoned branch; summarizing and appending reuse that job."""
+    from pitree.ops import jump as jump_ops
+
+    calls: list[int] = []
+    real = jump_ops.prepare_branch_entries
+
+    def counting(entries: list, budget: int = 0, pi073: bool = False):  # type: ignore[no-untyped-def]
+        calls.append(len(entries))
+        return real(entries, budget, pi073)
+
+    monkeypatch.setattr(jump_ops, "prepare_branch_entries", counting)
+    app = PitreeApp(demo, watch=False, config_overrides={"summarizer": "extractive"})
+    async with app.run_test(size=(140, 45)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        await pilot.press("s")
+        await until(pilot, lambda: dialog.phase == "review")
+        before = demo.read_bytes()
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: demo.read_bytes() != before)
+    assert len(calls) == 1 and calls[0] > 0
+    assert last(demo)["type"] == "branch_summary"

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pitree.store.append as append_mod
@@ -453,14 +454,14 @@ def test_append_after_rewrite(session: Path) -> None:
 
 
 def _pi_appends_during_rewrite(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
-    real = append_mod._write_temp
+    real = append_mod.write_temp
 
-    def write_temp(*args: object) -> Path:
+    def write_temp(*args: Any, **kwargs: Any) -> Path:
         with open(path, "ab") as other:
             other.write(b"PI\n")
-        return real(*args)  # type: ignore[arg-type]
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(append_mod, "_write_temp", write_temp)
+    monkeypatch.setattr(append_mod, "write_temp", write_temp)
 
 
 def _replace_fails(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:

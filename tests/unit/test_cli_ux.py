@@ -20,7 +20,7 @@ from tests.unit.test_session_index import ID_A1, ID_B1, write
 
 
 def test_the_demo_folder_is_removed_when_pitree_exits(tmp_path: Path) -> None:
-    script = "from pitree.cli.main import demo_copy; p = demo_copy(); print(p, p.exists(), flush=True)"
+    script = "from pitree.cli.common import demo_copy; p = demo_copy(); print(p, p.exists(), flush=True)"
     env = {"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 import pytest
 from markdown_it import MarkdownIt
+from pitree.cli.common import CliError
 from pitree.cli.export import add_export_command
-from pitree.cli.main import CliError
 from pitree.ops.export import ExportError, export_bytes, export_path
 from pitree.ops.export.fork import fork_lines, resolved_labels, uuid7
 from pitree.ops.export.html import CSP, CSS

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pitree.ops.jump import plan_jump, prepare_job
 from pitree.store.session_file import EntryReader, load_session
 from pitree.summary.backends.extractive import summarize
-from pitree.summary.jump import plan_jump
 from pitree.summary.prepare import prepare_branch_entries
-from pitree.summary.run import SummaryJob, extractive_summary, prepare_job
+from pitree.summary.run import SummaryJob, extractive_summary
 
 from tests.unit.sessions import assistant, message, tool_result, user
 

@@ -364,9 +364,9 @@ def test_left_behind_is_sized_as_pi_prepares_the_branch() -> None:
     skipped), not the 6,531 of every entry's own estimate."""
     from pathlib import Path
 
+    from pitree.ops.jump import plan_jump, prepare_job
     from pitree.store.session_file import EntryReader, load_session
-    from pitree.summary.jump import plan_jump
-    from pitree.summary.run import left_behind, prepare_job
+    from pitree.summary.run import left_behind
 
     path = Path(__file__).resolve().parents[2] / "assets" / "demo.jsonl"
     tree, _ = load_session(path)

@@ -19,6 +19,7 @@ from pitree.session.text import as_str, json_compact, make_safe
 from pitree.session.tree import SessionTree
 from pitree.summary.tokens import llm_text
 from pitree.widgets.render.lexers import call_path, lexer_for_path, lexer_for_text
+from pitree.widgets.render.markdown import markdown
 from pitree.widgets.render.parts import (
     HEAD_CHARS,
     HEAD_LINES,
@@ -36,7 +37,6 @@ from pitree.widgets.render.parts import (
     json_view,
     label,
     left_out_note,
-    markdown,
     other_block,
     ref,
     safe_text,

@@ -2,7 +2,7 @@
 output, JSON, content blocks, the usage table, generic fields.
 
 Session text is never markup: strings become `Text` after `make_safe`; Markdown is built from its source
-with hyperlinks off (`render_markdown`). Every part is bounded: a field keeps at most `MAX_CHARS`
+with hyperlinks off (`render.markdown`). Every part is bounded: a field keeps at most `MAX_CHARS`
 characters, and what is shown unfolded is a few thousand, so the render that Textual does on the main
 thread stays short even for a 50 MB tool result. Highlighting is done here (pygments, in the caller's
 worker thread) and handed over as styled `Text`, never as a `Syntax` that would lex again while painting.
@@ -162,14 +162,6 @@ def _head_and_fold(
     elif note is not None:
         parts.append(note)
     return parts
-
-
-def markdown(value: Any) -> list[Part]:
-    """Markdown from its source; beyond MARKDOWN_MAX the rest is plain text in a Fold (`render_markdown`,
-    imported on first use: markdown-it and Rich's Markdown cost ~50 ms of the explorer's start)."""
-    from pitree.widgets.render.markdown import markdown as render
-
-    return render(value)
 
 
 def json_text(value: Any, limit: int = MAX_CHARS) -> tuple[str, int]:

@@ -13,6 +13,7 @@ from pitree.session.edits import Edit, PathEdits, edit_effect
 from pitree.session.entries import Node
 from pitree.session.text import as_str, json_compact, make_safe
 from pitree.session.tree import SessionTree
+from pitree.widgets.render.markdown import markdown
 from pitree.widgets.render.parts import (
     GoTo,
     Part,
@@ -20,7 +21,6 @@ from pitree.widgets.render.parts import (
     cut,
     extra_fields,
     label,
-    markdown,
     name_text,
     safe_text,
     usage_table,

@@ -15,19 +15,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitree.ops.jump import (
+    JumpPlan,
+    Summary,
+    editor_text,
+    marker_entry,
+    model_summary,
+    offline_summary,
+    prepare_job,
+    summary_entry,
+)
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, SessionFileError
-from pitree.summary.jump import JumpPlan, editor_text, marker_entry, summary_entry
-from pitree.summary.run import (
-    SummaryJob,
-    extractive_summary,
-    finish_model_summary,
-    left_behind,
-    no_content,
-    prepare_job,
-    stream_model_summary,
-)
+from pitree.summary.run import SummaryJob, left_behind, no_content
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -254,8 +255,7 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
 
     @on(Button.Pressed, "#none")
     def _no_summary(self) -> None:
-        reason = "no summary requested" if self.plan.to_summarize else "nothing to summarize"
-        self.dismiss(marker_entry(self.stree, self.plan, reason))
+        self.dismiss(marker_entry(self.stree, self.plan, self.plan.marker_reason))
 
     @on(Button.Pressed, "#summarize")
     def _summarize(self) -> None:
@@ -294,7 +294,7 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
             )
             return
         read, modified = self.files
-        self.dismiss(summary_entry(self.stree, self.plan, text, read, modified, usage=self.usage))
+        self.dismiss(summary_entry(self.stree, self.plan, Summary(text, read, modified, self.usage)))
 
     def _start(self, instructions: str | None) -> None:
         if self.job is None:
@@ -329,12 +329,12 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
     def _extractive(self) -> None:
         assert self.job is not None
         try:
-            text, read, modified = extractive_summary(self.job)
+            summary = offline_summary(self.job)
         except Exception as exc:  # a summary that fails must say so, never leave the dialog waiting
             self.post_message(self.Failed(f"offline summary failed: {exc}"))
             return
         if not get_current_worker().is_cancelled:
-            self.post_message(self.Streamed(text, True, (read, modified)))
+            self.post_message(self.Streamed(summary.text, True, (summary.read_files, summary.modified_files)))
 
     @work(exclusive=True, group="jump-summary", description="Summarizing with a model", exit_on_error=False)
     async def _model(self, instructions: str | None) -> None:
@@ -343,21 +343,14 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
         from pitree.summary.backends.base import BackendError
 
         assert self.job is not None and self.choice is not None
-        choice = self.choice
         try:
-            parts: list[str] = []
-            deltas = stream_model_summary(
+            summary = await model_summary(
                 self.job,
-                choice.backend,
+                self.choice,
                 instructions,
-                choice.reserve_tokens,
-                choice.max_tokens,
-                lambda text: self.post_message(self.Progress(text)),
+                on_text=lambda text: self.post_message(self.Streamed(text, False)),
+                on_retry=lambda text: self.post_message(self.Progress(text)),
             )
-            async for delta in deltas:
-                parts.append(delta)
-                self.post_message(self.Streamed("".join(parts), False))
-            text, read, modified = finish_model_summary(self.job, "".join(parts))
         except asyncio.CancelledError:
             raise
         except BackendError as exc:
@@ -366,8 +359,8 @@ class JumpDialog(ModalScreen[dict[str, Any] | None]):
         except Exception as exc:  # an SDK surprise must end the wait with a message, not hang on "Summarizing…"
             self.post_message(self.Failed(f"{type(exc).__name__}: {exc}"))
             return
-        self.usage = getattr(choice.backend, "usage", None)
-        self.post_message(self.Streamed(text, True, (read, modified)))
+        self.usage = summary.usage
+        self.post_message(self.Streamed(summary.text, True, (summary.read_files, summary.modified_files)))
 
     def on_jump_dialog_progress(self, message: Progress) -> None:
         self.query_one("#status", Static).update(Text(make_safe(message.text, keep_newlines=False)))

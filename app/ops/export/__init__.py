@@ -23,6 +23,7 @@ from pitree import __version__
 from pitree.ops.export import pi1
 from pitree.ops.export.doc import (
     Document,
+    ExportError,
     Part,
     Section,
     content_parts,
@@ -43,10 +44,6 @@ from pitree.store.session_file import EntryReader, SessionFileError
 __all__ = ["Document", "ExportError", "Part", "Section", "content_parts", "image_placeholder", "json_pretty"]
 
 FORMATS = ("md", "html", "jsonl")
-
-
-class ExportError(Exception):
-    """An export was refused or failed; the message is one line for the user. Nothing was written."""
 
 
 # ---- small readers of the entry JSON (any field may be missing or of the wrong type) ----------------------

@@ -1,5 +1,6 @@
 """The export's description of a path, shared by the Markdown and HTML renderers: sections of plain, untrusted
-text parts (each renderer escapes every string as it writes it), and the readers that turn content into parts."""
+text parts (each renderer escapes every string as it writes it), the readers that turn content into parts, and
+`ExportError`, the one error every export format raises."""
 
 from __future__ import annotations
 
@@ -7,8 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from pitree.ops.errors import OpError
 from pitree.session.text import as_str, js_string
 from pitree.store.blobs import blob_text, is_blob_ref
+
+
+class ExportError(OpError):
+    """An export was refused or failed; the message is one line for the user. Nothing was written."""
 
 
 @dataclass

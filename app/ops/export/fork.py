@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from pitree.ops.export import ExportError
+from pitree.ops.export.doc import ExportError
 from pitree.session.entries import Node
 from pitree.session.load import migrate_entry
 from pitree.session.parse import parse_line

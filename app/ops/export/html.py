@@ -13,7 +13,7 @@ import hashlib
 import html
 import re
 
-from pitree.ops.export import Document, Part, Section
+from pitree.ops.export.doc import Document, Part, Section
 from pitree.session.text import make_safe
 from pitree.store.blobs import blob_base64, blob_size, is_blob_ref
 

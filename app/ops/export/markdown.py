@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import re
 
-from pitree.ops.export import Document, Part, Section
+from pitree.ops.export.doc import Document, Part, Section
 from pitree.session.text import make_safe
 
 # Characters that start inline syntax anywhere in a line (GitHub adds ~ for strikethrough, $ for math).

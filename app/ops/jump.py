@@ -1,4 +1,7 @@
-"""Moving the leaf the way Pi's `/tree` Enter does, and the one entry pitree appends to persist it.
+"""Moving the leaf the way Pi's `/tree` Enter does, and the one entry pitree appends to persist it; the CLI's
+`branch` and the TUI's jump dialog take the same steps: `plan_jump`, `prepare_job` (the abandoned branch read
+and budgeted once per summary), `offline_summary` or `model_summary`, then `summary_entry` (or `marker_entry`
+for none), then `ops.write.append_entry`.
 
 - Target is a user message or custom_message: the new leaf is its parent (null for a root) and its text
   goes back to the editor; any other target becomes the leaf itself; the current leaf: nothing happens.
@@ -13,15 +16,24 @@
 
 from __future__ import annotations
 
-import secrets
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pitree.ops.write import new_entry_id, now_iso
 from pitree.session.dialect_omp import OMP
 from pitree.session.entries import Node
 from pitree.session.tree import SessionTree
-from pitree.summary.prepare import collect_for_summary
+from pitree.store.session_file import EntryReader
+from pitree.summary.prepare import collect_for_summary, prepare_branch_entries, token_budget
+from pitree.summary.run import (
+    DEFAULT_RESERVE,
+    SummaryJob,
+    extractive_summary,
+    finish_model_summary,
+    no_content,
+    stream_model_summary,
+)
 
 JUMP_CUSTOM_TYPE = "pitree.jump"
 
@@ -46,6 +58,11 @@ class JumpPlan:
     def new_leaf_id(self) -> str | None:
         return self.new_leaf.id if self.new_leaf is not None else None
 
+    @property
+    def marker_reason(self) -> str:
+        """Why a jump is persisted without a summary: the user chose none, or nothing was left behind."""
+        return "no summary requested" if self.to_summarize else "nothing to summarize"
+
 
 def plan_jump(tree: SessionTree, target: Node) -> JumpPlan:
     old_leaf = tree.leaf
@@ -55,6 +72,56 @@ def plan_jump(tree: SessionTree, target: Node) -> JumpPlan:
     if old_leaf is not None and target is old_leaf:
         to_summarize = []
     return JumpPlan(target, old_leaf, new_leaf, ancestor, to_summarize, back_to_editor)
+
+
+def prepare_job(
+    tree: SessionTree,
+    reader: EntryReader,
+    plan: JumpPlan,
+    context_window: int = 128000,
+    reserve: int = DEFAULT_RESERVE,
+) -> SummaryJob:
+    """The abandoned entries read from the file and budgeted as Pi's prepareBranchEntries does: done once per
+    summary, and what both the offline and the model summary read."""
+    entries = reader.entries(plan.to_summarize)
+    return SummaryJob(entries, prepare_branch_entries(entries, token_budget(context_window, reserve)))
+
+
+@dataclass
+class Summary:
+    """A branch summary ready for `summary_entry`: Pi's text with its file lists, and the model's usage."""
+
+    text: str
+    read_files: list[str]
+    modified_files: list[str]
+    usage: dict[str, Any] | None = None
+
+
+def offline_summary(job: SummaryJob) -> Summary:
+    """The extractive summary (Pi's literal "No content to summarize" when nothing survived preparation)."""
+    return Summary(*extractive_summary(job))
+
+
+async def model_summary(
+    job: SummaryJob,
+    choice: Any,
+    instructions: str | None,
+    on_text: Callable[[str], None] | None = None,
+    on_retry: Callable[[str], None] | None = None,
+) -> Summary:
+    """The model's summary of the prepared branch (`choice`: a `summary.choose.Choice` with a backend),
+    `on_text` told the answer so far as it streams. Nothing left to send: Pi's literal, no model call.
+    Raises `BackendError` when the model fails."""
+    if job.empty:
+        return Summary(*no_content())
+    parts: list[str] = []
+    deltas = stream_model_summary(job, choice.backend, instructions, choice.reserve_tokens, choice.max_tokens, on_retry)
+    async for delta in deltas:
+        parts.append(delta)
+        if on_text is not None:
+            on_text("".join(parts))
+    text, read, modified = finish_model_summary(job, "".join(parts))
+    return Summary(text, read, modified, getattr(choice.backend, "usage", None))
 
 
 def editor_text(entry: dict[str, Any]) -> str:
@@ -72,29 +139,7 @@ def editor_text(entry: dict[str, Any]) -> str:
     return ""
 
 
-def new_entry_id(tree: SessionTree) -> str:
-    """8 hex characters not used in the session (Pi's generateId)."""
-    for _ in range(100):
-        candidate = secrets.token_hex(4)
-        if candidate not in tree.by_id:
-            return candidate
-    return secrets.token_hex(16)
-
-
-def now_iso(now: float | None = None) -> str:
-    t = time.time() if now is None else now
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int((t % 1) * 1000):03d}Z"
-
-
-def summary_entry(
-    tree: SessionTree,
-    plan: JumpPlan,
-    summary: str,
-    read_files: list[str],
-    modified_files: list[str],
-    now: float | None = None,
-    usage: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+def summary_entry(tree: SessionTree, plan: JumpPlan, summary: Summary, now: float | None = None) -> dict[str, Any]:
     """Pi 1.6's branchWithSummary entry, its keys in Pi's order; `usage` only when the model reported it."""
     entry: dict[str, Any] = {
         "type": "branch_summary",
@@ -102,11 +147,11 @@ def summary_entry(
         "parentId": plan.new_leaf_id,
         "timestamp": now_iso(now),
         "fromId": _from_id(tree, plan),
-        "summary": summary,
-        "details": {"readFiles": read_files, "modifiedFiles": modified_files},
+        "summary": summary.text,
+        "details": {"readFiles": summary.read_files, "modifiedFiles": summary.modified_files},
     }
-    if usage is not None:
-        entry["usage"] = usage
+    if summary.usage is not None:
+        entry["usage"] = summary.usage
     entry["fromHook"] = False
     return entry
 
@@ -134,18 +179,3 @@ def marker_entry(tree: SessionTree, plan: JumpPlan, reason: str, now: float | No
         "parentId": plan.new_leaf_id,
         "timestamp": now_iso(now),
     }
-
-
-def label_entry(tree: SessionTree, target: Node, label: str | None, now: float | None = None) -> dict[str, Any]:
-    """Pi's appendLabelChange: a `label` entry under the current leaf; no label clears it."""
-    leaf = tree.leaf
-    entry: dict[str, Any] = {
-        "type": "label",
-        "id": new_entry_id(tree),
-        "parentId": leaf.id if leaf is not None else None,
-        "timestamp": now_iso(now),
-        "targetId": target.id,
-    }
-    if label:
-        entry["label"] = label
-    return entry

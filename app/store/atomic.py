@@ -1,0 +1,89 @@
+"""The one way pitree writes a whole file: a new file written in full and fsynced (`write_new`, `write_temp`
+beside the target), put in place by a rename, then the folder fsynced (`fsync_dir`), so a crash leaves the old
+file or the new one, never half of one. Used by the migration's rewrite and backup (`append`) and by exports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+from pathlib import Path
+
+TEMP_SUFFIX = ".pitree-tmp"  # not .jsonl: neither Pi nor pitree lists a half-written file as a session
+
+
+def show_path(path: Path | str) -> str:
+    """The path as one printable line: repr() when it holds control or undecodable characters."""
+    text = os.fspath(path)
+    return text if text.isprintable() else repr(text)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """All of `data` to `fd`, however many writes it takes; an OSError if a write makes no progress."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:
+            raise OSError(errno.EIO, "write made no progress")
+        view = view[n:]
+
+
+def write_new(
+    path: Path,
+    data: bytes,
+    *,
+    mode: int | None = None,
+    owner: tuple[int, int] | None = None,
+    times_ns: tuple[int, int] | None = None,
+) -> None:
+    """Create `path` (FileExistsError if the name is taken), write `data`, set mode/owner/times, fsync.
+    On any failure the new file is removed again."""
+    # Private until written when a mode is given; else the umask decides, as for any new file.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if mode is not None else 0o666)
+    try:
+        write_all(fd, data)
+        if mode is not None:
+            os.fchmod(fd, mode)
+        if owner is not None and owner != (os.getuid(), os.getgid()):
+            with contextlib.suppress(OSError):  # only root may give a file away; the mode still applies
+                os.fchown(fd, *owner)
+        if times_ns is not None:
+            os.utime(fd, ns=times_ns)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    os.close(fd)
+
+
+def write_temp(beside: Path, data: bytes, *, mode: int | None = None, owner: tuple[int, int] | None = None) -> Path:
+    """`data` in a new fsynced file in `beside`'s folder, named `.<name>.<random>.pitree-tmp`; its path."""
+    parent = beside.parent if str(beside.parent) else Path(".")
+    for _ in range(100):
+        temp = parent / f".{beside.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        try:
+            write_new(temp, data, mode=mode, owner=owner)
+        except FileExistsError:
+            continue
+        return temp
+    raise OSError(errno.EEXIST, f"{show_path(parent)}: could not create a temporary file")
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in `directory` durable. Best effort: some file systems cannot fsync a directory."""
+    with contextlib.suppress(OSError):
+        fd = os.open(directory if str(directory) else ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def replace_with(temp: Path, target: Path) -> None:
+    """Rename `temp` over `target` (atomic on one file system) and make the rename durable."""
+    os.replace(temp, target)
+    fsync_dir(target.parent)
