@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pitree.cli.common import CliError, console, load
 from pitree.ops.diff import compare, diff_dict
 from pitree.session.entries import Node
 from pitree.session.text import json_safe
@@ -22,45 +23,37 @@ from pitree.store.export_file import ExportFileError, check_target, write_export
 from pitree.store.session_file import EntryReader, SessionFileError
 
 
-def _fail(message: str) -> Exception:
-    from pitree.cli.main import CliError  # lazily: cli.main imports this module
-
-    return CliError(message)
-
-
 def pick(tree: SessionTree, name: str, value: str) -> Node:
     """The entry that `value` (an id, a unique prefix, or `leaf`) names; a one-line error naming the side."""
     if value == "leaf" and tree.get("leaf") is None:
         leaf = tree.leaf
         if leaf is None:
-            raise _fail("the session has no entries")
+            raise CliError("the session has no entries")
         return leaf
     try:
         return tree.resolve(value)
     except ValueError as exc:
-        raise _fail(f"{name}: {exc}") from None
+        raise CliError(f"{name}: {exc}") from None
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from pitree.cli.main import _console, _load
-
     if args.json and args.markdown:
-        raise _fail("--json and --markdown: choose one")
+        raise CliError("--json and --markdown: choose one")
     if args.output is not None and not (args.json or args.markdown):
-        raise _fail("-o writes --json or --markdown output: give one of them")
+        raise CliError("-o writes --json or --markdown output: give one of them")
     out = Path(args.output).expanduser() if args.output not in (None, "-") else None
     source = Path(args.file).expanduser()
     try:
         if out is not None:  # refuse before loading a big file for nothing
             check_target(out, force=args.force, source=source)
     except ExportFileError as exc:
-        raise _fail(str(exc)) from None
-    path, tree = _load(args.file)
+        raise CliError(str(exc)) from None
+    path, tree = load(args.file)
     a, b = pick(tree, "A", args.a), pick(tree, "B", args.b)
     try:
         diff = compare(tree, a, b, EntryReader(path, tree).entries)
     except SessionFileError as exc:
-        raise _fail(str(exc)) from None
+        raise CliError(str(exc)) from None
     data: bytes
     if args.json:
         data = json_safe(orjson.dumps(diff_dict(diff), option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_INDENT_2))
@@ -71,11 +64,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
     else:
         from pitree.cli.diff_text import print_diff
 
-        console = _console()
+        out_console = console()
         if not sys.stdout.isatty():  # two columns 400 wide read badly in a pager: COLUMNS, else 120
             columns = os.environ.get("COLUMNS", "")
-            console.width = int(columns) if columns.isdigit() and int(columns) >= 40 else 120
-        print_diff(console, diff)
+            out_console.width = int(columns) if columns.isdigit() and int(columns) >= 40 else 120
+        print_diff(out_console, diff)
         return 0
     if out is None:
         sys.stdout.buffer.write(data)
@@ -84,7 +77,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     try:
         written = write_export(out, data, force=args.force, source=source)
     except ExportFileError as exc:
-        raise _fail(str(exc)) from None
+        raise CliError(str(exc)) from None
     from pitree.session.text import make_safe
 
     print(make_safe(f"wrote {'JSON' if args.json else 'Markdown'} to {written}", keep_newlines=False))
