@@ -12,7 +12,8 @@ from array import array
 from collections.abc import Sequence
 
 from pitree.session.entries import Node
-from pitree.session.layout import FILTERS, Layout, build_layout, extend_layout, visible_indices
+from pitree.session.layout import FILTERS, Layout, build_layout, visible_indices
+from pitree.session.layout_extend import extend_layout
 from pitree.session.tree import SessionTree
 from pitree.widgets.tree_draw import Columns, TreeDrawMixin, relative_time, short_tokens
 from pitree.widgets.tree_nav import TreeNavMixin

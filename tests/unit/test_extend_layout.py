@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pitree.session.layout import FILTERS, Layout, build_layout, extend_layout
+from pitree.session.layout import FILTERS, Layout, build_layout
+from pitree.session.layout_extend import extend_layout
 from pitree.session.load import SessionBuilder
 
 from tests.conftest import DEMO
