@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.sessions import assistant, entry, to_bytes, user
+from tests.sessions import assistant, entry, to_bytes, user
 
 UI = ("textual", "rich")
 

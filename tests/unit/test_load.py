@@ -20,7 +20,7 @@ from pitree.store.session_file import (
     load_session_progressive,
 )
 
-from tests.unit.sessions import assistant, chain, entry, header, message, to_bytes, user, write_session
+from tests.sessions import assistant, chain, entry, header, message, to_bytes, user, write_session
 
 
 def v1_entries() -> list[dict[str, Any]]:
