@@ -212,6 +212,15 @@ def make_safe(text: str, keep_newlines: bool = True) -> str:
     return pattern.sub(lambda m: _visible(m.group()), text)
 
 
+def one_line(value: str | os.PathLike[str], limit: int | None = None) -> str:
+    """A path or a string from outside pitree (a file name, another process's command line) as one printable
+    line for a message: repr() when it holds control or undecodable characters; cut to `limit` characters."""
+    text = os.fspath(value)
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text if text.isprintable() else repr(text)
+
+
 def name_safe(text: str) -> str:
     """`text` for a file name pitree suggests: every unsafe character (and `/`) becomes `_`."""
     return _UNSAFE_WITH_WS_RE.sub("_", text).replace("/", "_")

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
+from pitree.session.text import one_line as _show
 from pitree.store.guard import note_own_write
 
 
@@ -60,12 +61,6 @@ class AppendResult:
     size_before: int
     size_after: int
     repaired_torn_line: bool
-
-
-def _show(path: Path | str) -> str:
-    """The path as one printable line: repr() when it holds control or undecodable characters."""
-    text = os.fspath(path)
-    return text if text.isprintable() else repr(text)
 
 
 def _reason(exc: OSError) -> str:

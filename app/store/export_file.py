@@ -16,16 +16,12 @@ import secrets
 import stat
 from pathlib import Path
 
+from pitree.session.text import one_line as _show
 from pitree.store.append import write_all
 
 
 class ExportFileError(Exception):
     """The export target is refused or could not be written; one line for the user."""
-
-
-def _show(path: Path) -> str:
-    text = os.fspath(path)
-    return text if text.isprintable() else repr(text)
 
 
 def _same_file(a: Path, b: Path) -> bool:
