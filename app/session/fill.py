@@ -20,6 +20,7 @@ import math
 from marshal import dumps as _marshal_dumps
 from typing import Any
 
+from pitree.session.content import blocks
 from pitree.session.entries import (
     ALWAYS_HIDDEN,
     FROM_HOOK,
@@ -86,10 +87,7 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
     has_text = False
     calls: list[tuple[Any, str]] | None = None
     if type(content) is list:
-        for block in content:
-            if type(block) is not dict:
-                continue
-            btype = block.get("type")
+        for btype, block in blocks(content):
             if btype == "text":
                 t = block.get("text")
                 if type(t) is not str:
@@ -166,10 +164,7 @@ def _user(node: Node, msg: dict[str, Any]) -> None:
     chars = 0
     text = ""
     if type(content) is list:
-        for block in content:
-            if type(block) is not dict:
-                continue
-            btype = block.get("type")
+        for btype, block in blocks(content):
             if btype == "text":
                 t = block.get("text")
                 if type(t) is not str:
