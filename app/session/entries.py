@@ -2,7 +2,7 @@
 
 A `Node` holds only what the tree, the row list and search need: ids, type/role, a short display text,
 file position, Pi's token estimate and usage. The full JSON is re-read from `offset`/`length`
-when an entry is opened, so a 100 MB session costs a small multiple of its entry count, not of its size.
+when an entry is opened, so a session costs memory in proportion to its entry count, not to its size.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ SETTINGS_TYPES = frozenset(
 class Positions:
     """Where the entries of one tree are in its file and when they were written, by `Node.idx`: line number,
     byte offset and byte length in three int arrays, the timestamp (ms since the epoch, nan when missing or
-    unparseable) in a float one. 32 bytes an entry; as attributes of each `Node` they took ~190 (the raw
-    timestamp string alone 80)."""
+    unparseable) in a float one: arrays, because as attributes of each `Node` (the raw timestamp string above
+    all) they cost several times as much."""
 
     __slots__ = ("line", "offset", "length", "ts")
 
@@ -159,8 +159,8 @@ Usage = tuple[float, float, float, float, float, float]
 
 
 def pack_usage(values: Usage) -> bytes:
-    """The six usage numbers as one marshalled `bytes` (~80 bytes in memory, against ~250 for a tuple of six
-    number objects), read back exactly: ints stay ints, floats floats. ~0.1 µs, on every assistant line."""
+    """The six usage numbers as one marshalled `bytes` (a third of what a tuple of six number objects costs),
+    read back exactly: ints stay ints, floats floats. Cheap enough to run on every assistant line."""
     return _marshal_dumps(values, 2)  # version 2: no reference table, the fastest to write
 
 

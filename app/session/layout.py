@@ -37,7 +37,7 @@ class Layout:
 
     def positions(self) -> array:
         """Each entry's row by its file position (`Node.idx`), -1 when it has none; built once, on first use,
-        kept right by `extend_layout` (4 bytes an entry: a dict of ids would be ~70)."""
+        kept right by `extend_layout` (an int array: a dict of ids would cost many times more)."""
         pos = self._pos
         if pos is None:
             nodes = self.rows.nodes

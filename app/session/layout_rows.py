@@ -34,8 +34,8 @@ RowTuple = tuple[Node, int, bool, bool, Gutters, bool, int, int, int]
 
 
 class ActivePath:
-    """The entries on the path root -> leaf: one byte per entry, by file position (`Node.idx`). A set of
-    `id()`s cost ~70 bytes an entry, and every filter's layout holds one."""
+    """The entries on the path root -> leaf: one byte per entry, by file position (`Node.idx`), because every
+    filter's layout holds one and a set of `id()`s would cost far more."""
 
     __slots__ = ("_on",)
 

@@ -4,7 +4,7 @@ output, JSON, content blocks, the usage table, generic fields.
 Session text is never markup: strings become `Text` after `make_safe`; Markdown is built from its source
 with hyperlinks off (`render_markdown`). Every part is bounded: a field keeps at most `MAX_CHARS`
 characters, and what is shown unfolded is a few thousand, so the render that Textual does on the main
-thread stays short even for a 50 MB tool result. Highlighting is done here (pygments, in the caller's
+thread stays short even for a huge tool result. Highlighting is done here (pygments, in the caller's
 worker thread) and handed over as styled `Text`, never as a `Syntax` that would lex again while painting.
 """
 
@@ -167,7 +167,7 @@ def _head_and_fold(
 
 def markdown(value: Any) -> list[Part]:
     """Markdown from its source; beyond MARKDOWN_MAX the rest is plain text in a Fold (`render_markdown`,
-    imported on first use: markdown-it and Rich's Markdown cost ~50 ms of the explorer's start)."""
+    imported on first use: markdown-it and Rich's Markdown would slow the explorer's start)."""
     from pitree.widgets.render.markdown import markdown as render
 
     return render(value)
