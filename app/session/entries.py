@@ -12,7 +12,7 @@ from array import array
 from datetime import datetime
 from marshal import dumps as _marshal_dumps
 from marshal import loads as _marshal_loads
-from typing import Any
+from typing import Any, NamedTuple
 
 # re-exported for their older importers
 from pitree.session.estimate import estimate_message_tokens as estimate_message_tokens
@@ -132,15 +132,15 @@ class Node:
         return self._at.length[self.idx]
 
     @property
-    def usage(self) -> Usage | None:
-        """(input, output, cacheRead, cacheWrite, totalTokens, cost.total) of the usage the entry carries (an
-        assistant or tool-result message, a `usage` entry, a compaction or branch summary: Pi 1.x's sources), each as
-        the file has it (int or float; 0.0 for a missing or non-number value); None for other entries."""
+    def usage(self) -> UsageNumbers | None:
+        """The usage the entry carries (an assistant or tool-result message, a `usage` entry, a compaction or
+        branch summary: Pi 1.x's sources), each number as the file has it (int or float; 0.0 for a missing or
+        non-number value); None for other entries. Made on each read: the entry keeps it packed."""
         packed = self._usage
         return None if packed is None else unpack_usage(packed)
 
     @usage.setter
-    def usage(self, values: Usage | None) -> None:
+    def usage(self, values: UsageNumbers | tuple[float, ...] | None) -> None:
         self._usage = None if values is None else pack_usage(values)
 
     @property
@@ -155,17 +155,31 @@ class Node:
         return f"message:{self.role}" if self.type == "message" else self.type
 
 
-Usage = tuple[float, float, float, float, float, float]
+class UsageNumbers(NamedTuple):
+    """A usage object's six numbers, by name: `usage.input`, ..., `usage.cost` (`cost.total` in the file)."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+    total_tokens: float  # as stored; Pi's own totals add the four parts up (`tokens`)
+    cost: float
+
+    @property
+    def tokens(self) -> float:
+        """input + output + cacheRead + cacheWrite: Pi's `tokens.total`."""
+        return self.input + self.output + self.cache_read + self.cache_write
 
 
-def pack_usage(values: Usage) -> bytes:
+def pack_usage(values: UsageNumbers | tuple[float, ...]) -> bytes:
     """The six usage numbers as one marshalled `bytes` (a third of what a tuple of six number objects costs),
     read back exactly: ints stay ints, floats floats. Cheap enough to run on every assistant line."""
-    return _marshal_dumps(values, 2)  # version 2: no reference table, the fastest to write
+    # marshal takes plain tuples only; version 2: no reference table, the fastest to write
+    return _marshal_dumps(tuple(values), 2)
 
 
-def unpack_usage(packed: bytes) -> Usage:
-    return _marshal_loads(packed)  # type: ignore[no-any-return]
+def unpack_usage(packed: bytes) -> UsageNumbers:
+    return UsageNumbers._make(_marshal_loads(packed))
 
 
 # Types, roles, tool names and models repeat on every line; one shared object each saves memory.
