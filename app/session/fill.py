@@ -134,20 +134,7 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
     provider, model = msg.get("provider"), msg.get("model")
     if provider is not None or model is not None:
         node.model = shared_model(provider, model)
-    usage = msg.get("usage")
-    if type(usage) is dict:
-        cost = usage.get("cost")
-        node._usage = _marshal_dumps(  # pack_usage, inline
-            (
-                _num(usage.get("input")),
-                _num(usage.get("output")),
-                _num(usage.get("cacheRead")),
-                _num(usage.get("cacheWrite")),
-                _num(usage.get("totalTokens")),
-                _num(cost.get("total")) if type(cost) is dict else 0.0,
-            ),
-            2,
-        )
+    node._usage = usage_values(msg.get("usage"))
     if calls:
         node.calls = tuple(calls)
     response = msg.get("responseModel")
