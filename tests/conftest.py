@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sessions import write_session
+from tests.sessions import write_session_file
 
 # Never the user's cache (~/.cache/pitree): subprocesses inherit this too.
 os.environ["PITREE_CACHE_DIR"] = tempfile.mkdtemp(prefix="pitree-test-cache-")
@@ -55,7 +55,7 @@ def demo_copy(tmp_path: Path) -> Iterator[Path]:
 @pytest.fixture
 def make_session(tmp_path: Path):  # type: ignore[no-untyped-def]
     def make(entries: list[dict], **kw: object) -> Path:
-        return write_session(tmp_path / f"s{len(list(tmp_path.iterdir()))}.jsonl", entries, **kw)  # type: ignore[arg-type]
+        return write_session_file(tmp_path / f"s{len(list(tmp_path.iterdir()))}.jsonl", entries, **kw)  # type: ignore[arg-type]
 
     return make
 

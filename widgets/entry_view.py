@@ -4,7 +4,8 @@
 worker re-reads the entry, builds its parts with `pitree.widgets.render.entry` and posts them back, with what a context
 edit on the active path does to the entry (a line under the header that goes to the edit); a second
 message brings the tiktoken count, when `exact_tokens` is set or the encoder is built anyway (its tables
-cost ~30 MB, so the app leaves it off for big sessions until `count_exactly()`). `toggle_raw()` switches
+cost as much memory as a mid-sized session's tree, so the app leaves it off for big sessions until
+`count_exactly()`). `toggle_raw()` switches
 to the stored line pretty-printed (the mode stays on for the next entries until toggled off). Folds become
 collapsed `Collapsible`s, so long output costs nothing until it is opened. `o` (or a click) on a line naming
 another entry posts `EntryLink.Chosen`; the app moves the tree there.

@@ -2,9 +2,8 @@
 
 `StylesCache.get_inner_outer` is an `lru_cache(1024)` on an instance method, so its keys hold the widget's
 `StylesCache` with every line it last rendered (Textual issue #6665, open). The entry pane builds new widgets
-for each entry shown: each entry viewed kept its rendered lines alive, ~0.25 MB a keypress at 100,000 entries
-(+40 MB after 160 presses of ↑, no plateau). The colours are all the result depends on, so the cache here is
-keyed by them alone.
+for each entry shown, so each entry viewed kept its rendered lines alive and memory grew with every keypress,
+without a plateau. The colours are all the result depends on, so the cache here is keyed by them alone.
 """
 
 from __future__ import annotations

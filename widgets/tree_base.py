@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pitree.session.entries import Node
-from pitree.session.layout import FILTERS, Layout, build_layout, extend_layout, visible_indices
+from pitree.session.layout import FILTERS, Layout, build_layout, visible_indices
+from pitree.session.layout_extend import extend_layout
 from pitree.session.tree import SessionTree
 from textual.cache import LRUCache
 from textual.geometry import Region, Size

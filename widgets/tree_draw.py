@@ -167,7 +167,7 @@ class TreeDraw(TreeBase):
             usage = node.usage
             total = 0.0
             if usage is not None:
-                total = usage[4] or (usage[0] + usage[1] + usage[2] + usage[3])
+                total = usage.total_tokens or usage.tokens
             parts.append(f"{short_tokens(total):>{TOKENS_WIDTH}}" if usage is not None else " " * TOKENS_WIDTH)
         if cols.time:
             parts.append(f"{relative_time(node.ts):>{TIME_WIDTH}}")

@@ -23,7 +23,8 @@ from pitree.cli.report_context import (
     tiktoken_counts,
 )
 from pitree.session.entries import IS_ERROR
-from pitree.session.layout import ActivePath, Layout, Row, RowStream, RowTuple
+from pitree.session.layout import Layout, RowStream
+from pitree.session.layout_rows import ActivePath, Row, RowTuple
 from pitree.session.tree import SessionTree
 from pitree.session.usage import usage_report
 

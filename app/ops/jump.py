@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitree.ops.write import new_entry_id, now_iso
+from pitree.session.content import text_of
 from pitree.session.dialect_omp import OMP
 from pitree.session.entries import Node
 from pitree.session.tree import SessionTree
@@ -128,15 +129,7 @@ def editor_text(entry: dict[str, Any]) -> str:
     """The text Pi puts back into the editor for a user message or custom_message target."""
     message = entry.get("message") if entry.get("type") == "message" else entry
     content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            b.get("text", "")
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        )
-    return ""
+    return text_of(content, "", only_strings=True)
 
 
 def summary_entry(tree: SessionTree, plan: JumpPlan, summary: Summary, now: float | None = None) -> dict[str, Any]:

@@ -149,7 +149,7 @@ def usage_tokens(node: Node) -> int:
     usage = node.usage
     if usage is None or node.flags & NO_CONTEXT_USAGE or node.role != "assistant":
         return 0
-    tokens = usage[4] or usage[0] + usage[1] + usage[2] + usage[3]
+    tokens = usage.total_tokens or usage.tokens
     return _int(tokens) if tokens > 0 else 0
 
 

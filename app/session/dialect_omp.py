@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitree.session.content import each_block
 from pitree.session.entries import Node, shared_model
 from pitree.session.estimate import ceil4, js_len, text_image_chars
 from pitree.session.fill import usage_values
@@ -110,11 +111,7 @@ def _empty_error_turn(msg: dict[str, Any]) -> bool:
     """omp's `isEmptyErrorTurn`: an errored assistant turn with nothing in it worth replaying."""
     if msg.get("stopReason") != "error":
         return False
-    content = msg.get("content")
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            return False
-        btype = block.get("type")
+    for btype, block in each_block(msg.get("content")):
         if btype == "text":
             if as_str(block.get("text")).strip():
                 return False
@@ -125,15 +122,14 @@ def _empty_error_turn(msg: dict[str, Any]) -> bool:
             if as_str(block.get("data")).strip():
                 return False
         elif btype != "fallback":
-            return False  # tool calls and unknown blocks count as content
+            return False  # tool calls, unknown blocks and non-objects count as content
     return True
 
 
 def _assistant(node: Node, msg: dict[str, Any]) -> None:
-    content = msg.get("content")
     others = 0  # blocks left when unpaired tool calls and redactedThinking are stripped
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict) or block.get("type") not in ("toolCall", "redactedThinking"):
+    for btype, _ in each_block(msg.get("content")):
+        if btype not in ("toolCall", "redactedThinking"):
             others += 1
     meta = dict(node.meta or {})
     meta["omp"] = {

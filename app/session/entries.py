@@ -2,7 +2,7 @@
 
 A `Node` holds only what the tree, the row list and search need: ids, type/role, a short display text,
 file position, Pi's token estimate and usage. The full JSON is re-read from `offset`/`length`
-when an entry is opened, so a 100 MB session costs a small multiple of its entry count, not of its size.
+when an entry is opened, so a session costs memory in proportion to its entry count, not to its size.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from array import array
 from datetime import datetime
 from marshal import dumps as _marshal_dumps
 from marshal import loads as _marshal_loads
-from typing import Any
+from typing import Any, NamedTuple
 
 # re-exported for their older importers
 from pitree.session.estimate import estimate_message_tokens as estimate_message_tokens
@@ -37,8 +37,8 @@ SETTINGS_TYPES = frozenset(
 class Positions:
     """Where the entries of one tree are in its file and when they were written, by `Node.idx`: line number,
     byte offset and byte length in three int arrays, the timestamp (ms since the epoch, nan when missing or
-    unparseable) in a float one. 32 bytes an entry; as attributes of each `Node` they took ~190 (the raw
-    timestamp string alone 80)."""
+    unparseable) in a float one: arrays, because as attributes of each `Node` (the raw timestamp string above
+    all) they cost several times as much."""
 
     __slots__ = ("line", "offset", "length", "ts")
 
@@ -132,15 +132,15 @@ class Node:
         return self._at.length[self.idx]
 
     @property
-    def usage(self) -> Usage | None:
-        """(input, output, cacheRead, cacheWrite, totalTokens, cost.total) of the usage the entry carries (an
-        assistant or tool-result message, a `usage` entry, a compaction or branch summary: Pi 1.x's sources), each as
-        the file has it (int or float; 0.0 for a missing or non-number value); None for other entries."""
+    def usage(self) -> UsageNumbers | None:
+        """The usage the entry carries (an assistant or tool-result message, a `usage` entry, a compaction or
+        branch summary: Pi 1.x's sources), each number as the file has it (int or float; 0.0 for a missing or
+        non-number value); None for other entries. Made on each read: the entry keeps it packed."""
         packed = self._usage
         return None if packed is None else unpack_usage(packed)
 
     @usage.setter
-    def usage(self, values: Usage | None) -> None:
+    def usage(self, values: UsageNumbers | tuple[float, ...] | None) -> None:
         self._usage = None if values is None else pack_usage(values)
 
     @property
@@ -155,17 +155,31 @@ class Node:
         return f"message:{self.role}" if self.type == "message" else self.type
 
 
-Usage = tuple[float, float, float, float, float, float]
+class UsageNumbers(NamedTuple):
+    """A usage object's six numbers, by name: `usage.input`, ..., `usage.cost` (`cost.total` in the file)."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+    total_tokens: float  # as stored; Pi's own totals add the four parts up (`tokens`)
+    cost: float
+
+    @property
+    def tokens(self) -> float:
+        """input + output + cacheRead + cacheWrite: Pi's `tokens.total`."""
+        return self.input + self.output + self.cache_read + self.cache_write
 
 
-def pack_usage(values: Usage) -> bytes:
-    """The six usage numbers as one marshalled `bytes` (~80 bytes in memory, against ~250 for a tuple of six
-    number objects), read back exactly: ints stay ints, floats floats. ~0.1 µs, on every assistant line."""
-    return _marshal_dumps(values, 2)  # version 2: no reference table, the fastest to write
+def pack_usage(values: UsageNumbers | tuple[float, ...]) -> bytes:
+    """The six usage numbers as one marshalled `bytes` (a third of what a tuple of six number objects costs),
+    read back exactly: ints stay ints, floats floats. Cheap enough to run on every assistant line."""
+    # marshal takes plain tuples only; version 2: no reference table, the fastest to write
+    return _marshal_dumps(tuple(values), 2)
 
 
-def unpack_usage(packed: bytes) -> Usage:
-    return _marshal_loads(packed)  # type: ignore[no-any-return]
+def unpack_usage(packed: bytes) -> UsageNumbers:
+    return UsageNumbers._make(_marshal_loads(packed))
 
 
 # Types, roles, tool names and models repeat on every line; one shared object each saves memory.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from pitree.session.content import blocks, text_of
 from pitree.session.text import as_str, json_compact
 
 IMAGE_CHARS = 4800  # Pi counts an image as 4,800 characters (1,200 tokens)
@@ -36,46 +37,29 @@ def text_image_chars(content: Any) -> int:
     if isinstance(content, str):
         return js_len(content)
     chars = 0
-    if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            btype = block.get("type")
-            if btype == "text":
-                text = block.get("text")
-                if isinstance(text, str):
-                    chars += js_len(text)
-            elif btype == "image":
-                chars += IMAGE_CHARS
+    for btype, block in blocks(content):
+        if btype == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                chars += js_len(text)
+        elif btype == "image":
+            chars += IMAGE_CHARS
     return chars
 
 
 def assistant_chars(content: Any) -> int:
     """An assistant's text + thinking + (name + JSON arguments) per tool call; images are not counted."""
+    if isinstance(content, str):  # a context edit's string replacement becomes one text block
+        return js_len(content)
     chars = 0
-    if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            btype = block.get("type")
-            if btype == "text":
-                chars += js_len(as_str(block.get("text")))
-            elif btype == "thinking":
-                chars += js_len(as_str(block.get("thinking")))
-            elif btype == "toolCall":
-                chars += js_len(as_str(block.get("name"))) + js_len(json_compact(block.get("arguments")))
-    elif isinstance(content, str):  # a context edit's string replacement becomes one text block
-        chars = js_len(content)
+    for btype, block in blocks(content):
+        if btype == "text":
+            chars += js_len(as_str(block.get("text")))
+        elif btype == "thinking":
+            chars += js_len(as_str(block.get("thinking")))
+        elif btype == "toolCall":
+            chars += js_len(as_str(block.get("name"))) + js_len(json_compact(block.get("arguments")))
     return chars
-
-
-def content_text(content: Any) -> str:
-    """pi-ai's contentText: a string, or the text blocks joined by a newline."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(as_str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text")
 
 
 def _sections(message: dict[str, Any]) -> dict[str, Any]:
@@ -139,7 +123,7 @@ def system_facts(message: dict[str, Any]) -> SystemFacts:
     )
     removed = tuple(_key(t.get("name") if isinstance(t, dict) else None) for t in _tools(message.get("toolsRemoved")))
     stamp = message.get("timestamp")
-    return (js_len(content_text(message.get("content"))), sections, added, removed, stamp is not None)
+    return (js_len(text_of(message.get("content"))), sections, added, removed, stamp is not None)
 
 
 class SystemHead:

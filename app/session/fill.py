@@ -20,6 +20,7 @@ import math
 from marshal import dumps as _marshal_dumps
 from typing import Any
 
+from pitree.session.content import blocks
 from pitree.session.entries import (
     ALWAYS_HIDDEN,
     FROM_HOOK,
@@ -86,10 +87,7 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
     has_text = False
     calls: list[tuple[Any, str]] | None = None
     if type(content) is list:
-        for block in content:
-            if type(block) is not dict:
-                continue
-            btype = block.get("type")
+        for btype, block in blocks(content):
             if btype == "text":
                 t = block.get("text")
                 if type(t) is not str:
@@ -136,20 +134,7 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
     provider, model = msg.get("provider"), msg.get("model")
     if provider is not None or model is not None:
         node.model = shared_model(provider, model)
-    usage = msg.get("usage")
-    if type(usage) is dict:
-        cost = usage.get("cost")
-        node._usage = _marshal_dumps(  # pack_usage, inline
-            (
-                _num(usage.get("input")),
-                _num(usage.get("output")),
-                _num(usage.get("cacheRead")),
-                _num(usage.get("cacheWrite")),
-                _num(usage.get("totalTokens")),
-                _num(cost.get("total")) if type(cost) is dict else 0.0,
-            ),
-            2,
-        )
+    node._usage = usage_values(msg.get("usage"))
     if calls:
         node.calls = tuple(calls)
     response = msg.get("responseModel")
@@ -166,10 +151,7 @@ def _user(node: Node, msg: dict[str, Any]) -> None:
     chars = 0
     text = ""
     if type(content) is list:
-        for block in content:
-            if type(block) is not dict:
-                continue
-            btype = block.get("type")
+        for btype, block in blocks(content):
             if btype == "text":
                 t = block.get("text")
                 if type(t) is not str:

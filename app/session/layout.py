@@ -3,10 +3,7 @@
 A port of Pi's TreeList.flattenTree / applyFilter / recalculateVisualStructure, computed in two
 iterative passes over the tree. Each row also knows where its subtree ends (`end`), so folding is
 skipping a range, and whether it is foldable, so views never recompute the layout on a fold.
-
-A layout keeps its rows as columns (`RowTable`: a list of entries, one of gutters, arrays of ints and
-bytes), about 35 bytes a row; the explorer holds one layout per filter, and a `Row` object each would cost
-~170 bytes a row. `layout.rows[i]` gives a `Row` tuple made on the spot.
+The rows themselves live in `layout_rows`; extending a layout on append is `layout_extend`.
 """
 
 from __future__ import annotations
@@ -15,148 +12,15 @@ from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import NamedTuple, overload
 
 from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
 from pitree.session.gcpause import gc_paused
+from pitree.session.layout_rows import ActivePath, RowTable, RowTuple
 from pitree.session.tree import SessionTree
 
 _HIDDEN = HIDDEN_TOOL_ONLY | ALWAYS_HIDDEN
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
-
-Gutters = tuple[tuple[int, bool], ...]
-
-
-class Row(NamedTuple):
-    """One visible line of the tree (a snapshot: changing a layout goes through its `RowTable`)."""
-
-    node: Node
-    indent: int
-    connector: bool
-    is_last: bool
-    gutters: Gutters
-    vroot: bool
-    parent_row: int  # index of the nearest visible ancestor's row, -1 for a root
-    nchildren: int  # visible children
-    end: int  # index after the last row of this row's subtree
-
-
-class ActivePath:
-    """The entries on the path root -> leaf: one byte per entry, by file position (`Node.idx`). A set of
-    `id()`s cost ~70 bytes an entry, and every filter's layout holds one."""
-
-    __slots__ = ("_on",)
-
-    def __init__(self, leaf: Node | None = None) -> None:
-        self._on = on = bytearray(leaf.idx + 1 if leaf is not None else 0)
-        size = len(on)
-        node = leaf
-        while node is not None:  # `add`, inlined: the path can be most of a 100,000-entry session
-            idx = node.idx
-            if idx >= size:  # an ancestor later in the file than the leaf (it adopted orphans)
-                on.extend(bytes(idx + 1 - size))
-                size = idx + 1
-            on[idx] = 1
-            node = node.parent
-
-    def add(self, node: Node) -> None:
-        on, idx = self._on, node.idx
-        if idx >= len(on):
-            on.extend(bytes(idx + 1 - len(on)))
-        on[idx] = 1
-
-    def mask(self) -> bytearray:
-        """The bytes themselves: 1 at `Node.idx` for an entry on the path (shorter than the tree when the
-        last entries are not on it). For loops over many rows; do not change it."""
-        return self._on
-
-    def __contains__(self, node: object) -> bool:
-        idx = node.idx if isinstance(node, Node) else -1
-        return 0 <= idx < len(self._on) and self._on[idx] == 1
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ActivePath) and self._on.rstrip(b"\0") == other._on.rstrip(b"\0")
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-class RowTable:
-    """A layout's rows as columns. Reads like a sequence of `Row`; `nodes` etc. are the columns themselves."""
-
-    __slots__ = ("nodes", "indent", "connector", "is_last", "gutters", "vroot", "parent_row", "nchildren", "end")
-
-    def __init__(self) -> None:
-        self.nodes: list[Node] = []
-        self.indent = array("i")
-        self.connector = bytearray()
-        self.is_last = bytearray()
-        self.gutters: list[Gutters] = []
-        self.vroot = bytearray()
-        self.parent_row = array("i")
-        self.nchildren = array("i")
-        self.end = array("i")
-
-    def __len__(self) -> int:
-        return len(self.nodes)
-
-    def __bool__(self) -> bool:
-        return bool(self.nodes)
-
-    @overload
-    def __getitem__(self, i: int) -> Row: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[Row]: ...
-    def __getitem__(self, i: int | slice) -> Row | list[Row]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self.nodes)))]
-        return Row(
-            self.nodes[i],
-            self.indent[i],
-            bool(self.connector[i]),
-            bool(self.is_last[i]),
-            self.gutters[i],
-            bool(self.vroot[i]),
-            self.parent_row[i],
-            self.nchildren[i],
-            self.end[i],
-        )
-
-    def __iter__(self) -> Iterator[Row]:
-        for i in range(len(self.nodes)):
-            yield self[i]
-
-    def extend(self, rows: Sequence[Row] | Sequence[tuple[object, ...]]) -> None:
-        """Append rows given as `Row`s or tuples in `Row`'s field order."""
-        if not rows:
-            return
-        nodes, indent, conn, last, gutters, vroot, parent, nch, end = zip(*rows, strict=True)
-        self.nodes.extend(nodes)  # type: ignore[arg-type]
-        self.indent.extend(indent)  # type: ignore[arg-type]
-        self.connector.extend(conn)  # type: ignore[arg-type]
-        self.is_last.extend(last)  # type: ignore[arg-type]
-        self.gutters.extend(gutters)  # type: ignore[arg-type]
-        self.vroot.extend(vroot)  # type: ignore[arg-type]
-        self.parent_row.extend(parent)  # type: ignore[arg-type]
-        self.nchildren.extend(nch)  # type: ignore[arg-type]
-        self.end.extend(end)  # type: ignore[arg-type]
-
-    def insert(self, at: int, rows: Sequence[Row]) -> None:
-        """Put `rows` in before row `at` (indices in the rows themselves are the caller's to shift)."""
-        tail = RowTable()
-        tail.extend(rows)
-        self.nodes[at:at] = tail.nodes
-        self.indent[at:at] = tail.indent
-        self.connector[at:at] = tail.connector
-        self.is_last[at:at] = tail.is_last
-        self.gutters[at:at] = tail.gutters
-        self.vroot[at:at] = tail.vroot
-        self.parent_row[at:at] = tail.parent_row
-        self.nchildren[at:at] = tail.nchildren
-        self.end[at:at] = tail.end
-
-    def replace_node(self, i: int, node: Node) -> None:
-        self.nodes[i] = node
 
 
 @dataclass
@@ -173,7 +37,7 @@ class Layout:
 
     def positions(self) -> array:
         """Each entry's row by its file position (`Node.idx`), -1 when it has none; built once, on first use,
-        kept right by `extend_layout` (4 bytes an entry: a dict of ids would be ~70)."""
+        kept right by `extend_layout` (an int array: a dict of ids would cost many times more)."""
         pos = self._pos
         if pos is None:
             nodes = self.rows.nodes
@@ -363,9 +227,6 @@ def _shown_forest(
     return roots, vis_children, active, leaf
 
 
-RowTuple = tuple[Node, int, bool, bool, Gutters, bool, int, int, int]
-
-
 def _rows_of(roots: list[Node], vis_children: Shown) -> Iterator[RowTuple]:
     """Pass 2: Pi's indentation over the shown forest, one row at a time in display order, each as a tuple in
     `Row`'s field order with `end` 0 (each entry's shown children are taken out of `vis_children` as its row
@@ -431,97 +292,3 @@ def visible_indices(layout: Layout, folded: set[str]) -> Sequence[int]:
         else:
             i += 1
     return out
-
-
-def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> bool:
-    """Update `layout` in place for entries that just extended the leaf in a chain (how Pi writes); False when
-    the change is anything else, and the caller must `build_layout` again. After False the layout may have
-    been changed in part (the checks that decline run as the rows are placed): it must not be used again.
-
-    New rows go right after the old leaf's row (or, when the old leaf was a tool-call-only assistant turn that
-    only the leaf shows, one takes that row's place); a batch of k entries moves the rows after them down by
-    k in one pass: O(rows) integer updates per batch instead of rebuilding the layout.
-    """
-    if not added or layout.query or layout.leaf is None or tree.leaf is not added[-1]:
-        return False
-    if tree.dropped_count != layout.dropped:
-        return False  # a duplicate id replaced an entry: it may have had a row
-    prev = layout.leaf
-    for node in added:
-        if node.parent is not prev or prev.children != [node] or tree.is_dropped(node):
-            return False
-        if layout.mode == "labeled-only" and node.type == "label":
-            return False
-        prev = node
-    if added[-1].children:
-        return False
-    table = layout.rows
-    pos = layout.positions()
-    need = max(n.idx for n in added) + 1
-    if need > len(pos):
-        pos.extend(array("i", [-1]) * (need - len(pos)))
-    mode = layout.mode
-    pending: list[Row] = []  # new rows, a chain, to go in at `at`
-    at = -1
-    for node in added:
-        old_leaf = layout.leaf
-        assert old_leaf is not None
-        layout.active.add(node)
-        layout.leaf = node
-        visible = not node.flags & ALWAYS_HIDDEN
-        if visible and mode != "all":
-            visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in tree.labels
-        in_pending = bool(pending) and pending[-1].node is old_leaf
-        old_row = None if in_pending else layout.row_of(old_leaf)
-        if old_leaf.flags & HIDDEN_TOOL_ONLY and (in_pending or old_row is not None):
-            # The old leaf was shown only because it was the leaf: the new entry, which hangs where it hung,
-            # takes exactly its place and shape.
-            if not visible:
-                return False
-            if in_pending:
-                pending[-1] = pending[-1]._replace(node=node)
-            else:
-                assert old_row is not None
-                table.nodes[old_row] = node
-                pos[old_leaf.idx] = -1
-                pos[node.idx] = old_row
-            continue
-        if not visible:
-            continue  # no row: it shows through its nearest shown ancestor, as the leaf does under a filter
-        if pending:
-            a, a_index = pending[-1], at + len(pending) - 1
-            pending[-1] = a._replace(nchildren=1)
-        else:
-            anchor = old_row
-            walk: Node | None = old_leaf
-            while anchor is None and walk is not None:
-                walk = walk.parent
-                anchor = layout.row_of(walk) if walk is not None else None
-            if anchor is None:
-                return False  # no shown ancestor: the entry would be a new root
-            a, a_index, at = table[anchor], anchor, anchor + 1
-            if a.nchildren:
-                return False  # the anchor gets a second shown child: its children's shapes change
-            table.nchildren[anchor] = 1
-        indent = a.indent + 1 if a.connector and a.indent > 0 else a.indent
-        if a.connector and not a.vroot:
-            display_indent = max(0, a.indent - 1) if layout.multiple_roots else a.indent
-            gutters = (*a.gutters, (max(0, display_indent - 1), not a.is_last))
-        else:
-            gutters = a.gutters
-        pending.append(Row(node, indent, False, True, gutters, False, a_index, 0, 0))
-    k = len(pending)
-    if k:
-        nodes, ends, parents = table.nodes, table.end, table.parent_row
-        for i in range(len(nodes) - 1, at - 1, -1):
-            ends[i] += k
-            if parents[i] >= at:
-                parents[i] += k
-            pos[nodes[i].idx] = i + k
-        for i in range(at):
-            if ends[i] >= at:  # the subtree holds the anchor (row at - 1)
-                ends[i] += k
-        table.insert(at, [r._replace(end=at + k) for r in pending])
-        for j, r in enumerate(pending):
-            pos[r.node.idx] = at + j
-    return True

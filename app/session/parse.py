@@ -172,8 +172,8 @@ def line_blocks(fh: IO[bytes], start: int, stop: int | None, chunk_size: int) ->
     the next read; at the end they are left out (a torn line that may still be being written)."""
     fh.seek(start)
     # Where the line not finished yet starts. A line longer than a chunk is not kept in pieces: once its newline
-    # is read it is read again whole, one allocation (joining the pieces at every read copied a 200 MB line 200
-    # times, 37 s; keeping them and joining once held it twice).
+    # is read it is read again whole, one allocation (joining the pieces at every read copies a huge line once
+    # per chunk; keeping them and joining once holds it twice).
     line_start = start
     pos = start
     while stop is None or pos < stop:

@@ -7,10 +7,9 @@ across two parts or two entries, and finding it in the buffer finds exactly the 
 it (UTF-8 is self-synchronizing: a byte match is a character match). Labels change after the fact (a label
 entry names an older entry), so they are not in the buffer: they are matched at query time.
 
-The buffer costs its bytes and 4 bytes an entry (where it starts), ~100 bytes an entry at 100,000; a string
-per entry cost ~165. A search is `bytes.find` over the buffer, then one lookup of the owning entry per hit.
-What matched is one byte per entry (`Hits`): as sets of ints, a two-word search of a 100,000-entry session
-held ~9 MB for a moment (a common word matches most entries).
+The buffer costs its bytes and one int an entry (where it starts), well under a string per entry. A search
+is `bytes.find` over the buffer, then one lookup of the owning entry per hit. What matched is one byte per
+entry (`Hits`): a set of ints would cost far more for a common word, which matches most entries.
 """
 
 from __future__ import annotations
@@ -110,7 +109,7 @@ class SearchIndex:
     """The search texts of `tree.nodes`, by file position (`Node.idx`); `update` takes in entries added since.
 
     The buffer is cut in blocks of `BLOCK` entries, each an immutable `bytes`: one growing buffer would be
-    copied as it grows and leave its old copies as holes in the heap (~30 MB of them at 100,000 entries)."""
+    copied as it grows and leave its old copies as holes in the heap."""
 
     def __init__(self, tree: SessionTree) -> None:
         self.tree = tree

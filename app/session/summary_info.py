@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from pitree.session.content import blocks
 from pitree.session.entries import HIDDEN_TOOL_ONLY, Node, parse_timestamp
 from pitree.session.text import as_str
 
@@ -183,10 +184,7 @@ def _message_texts(content: Any, tools: bool) -> tuple[str, str]:
         return "", ""
     texts: list[str] = []
     calls: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        btype = block.get("type")
+    for btype, block in blocks(content):
         if btype == "text":
             texts.append(as_str(block.get("text")))
         elif tools and btype == "toolCall":

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from pitree.session.estimate import content_text
+from pitree.session.content import text_of
 
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 
@@ -45,7 +45,7 @@ def current_system_message(messages: Iterable[dict[str, Any]]) -> dict[str, Any]
             continue
         if timestamp is None:
             timestamp = message.get("timestamp")
-        text = content_text(message.get("content"))
+        text = text_of(message.get("content"))
         if text:
             content.append(text)
         raw = message.get("sections")
@@ -72,7 +72,7 @@ def current_system_message(messages: Iterable[dict[str, Any]]) -> dict[str, Any]
 def system_message_text(message: dict[str, Any]) -> str:
     """The prompt a system message renders to: its content, then its non-null sections, empty parts skipped,
     joined by a blank line."""
-    parts = [content_text(message.get("content"))]
+    parts = [text_of(message.get("content"))]
     raw = message.get("sections")
     for _, value in js_entries(raw) if isinstance(raw, dict) else []:
         if value is not None:

@@ -212,6 +212,15 @@ def make_safe(text: str, keep_newlines: bool = True) -> str:
     return pattern.sub(lambda m: _visible(m.group()), text)
 
 
+def one_line(value: str | os.PathLike[str], limit: int | None = None) -> str:
+    """A path or a string from outside pitree (a file name, another process's command line) as one printable
+    line for a message: repr() when it holds control or undecodable characters; cut to `limit` characters."""
+    text = os.fspath(value)
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text if text.isprintable() else repr(text)
+
+
 def name_safe(text: str) -> str:
     """`text` for a file name pitree suggests: every unsafe character (and `/`) becomes `_`."""
     return _UNSAFE_WITH_WS_RE.sub("_", text).replace("/", "_")
@@ -228,7 +237,8 @@ def _json_escape(ch: str) -> bytes:
 # Their UTF-8 forms (U+0080 on; JSON encoders already escape C0), for JSON text: inside a JSON string a `\u009b`
 # escape is the same character to a parser, and nothing a terminal acts on when the output is read on screen.
 def _utf8_pattern(ranges: tuple[tuple[int, int], ...]) -> re.Pattern[bytes]:
-    """One alternative per UTF-8 prefix with the last bytes as a class: a regex of 250 literals scans at 25 MB/s."""
+    """One alternative per UTF-8 prefix with the last bytes as a class (an alternation of every literal scans
+    many times slower)."""
     by_prefix: dict[bytes, list[int]] = {}
     for lo, hi in ranges:
         for code in range(max(lo, 0x7F), hi + 1):
@@ -244,7 +254,7 @@ _UNSAFE_UTF8_RE = _utf8_pattern(UNSAFE_RANGES)
 
 
 # What the quick test drops: a character's UTF-8 bytes are all >= 0x80, so the rest still holds every one whole,
-# and the pattern scans a few percent of the output instead of all of it (15 MB of `tree --json`: 8 ms, not 100).
+# and the pattern scans a few percent of the output instead of all of it.
 _ASCII_BUT_DEL = bytes(range(0x7F))
 
 

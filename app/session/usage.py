@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitree.session.entries import Node
+from pitree.session.entries import Node, UsageNumbers
 from pitree.session.text import js_string
 from pitree.session.tree import SessionTree
 
@@ -33,13 +33,15 @@ class Usage:
     messages: int = 0
     values: list[float] = field(default_factory=lambda: [0.0] * len(FIELDS))
 
-    def add(self, usage: tuple[float, ...]) -> None:
+    def add(self, usage: UsageNumbers) -> None:
         self.messages += 1
         values = self.values
-        for i in range(4):
-            values[i] += usage[i]
-        values[4] += usage[0] + usage[1] + usage[2] + usage[3]  # Pi's tokens.total, not the stored totalTokens
-        values[5] += usage[5]
+        values[0] += usage.input
+        values[1] += usage.output
+        values[2] += usage.cache_read
+        values[3] += usage.cache_write
+        values[4] += usage.tokens  # Pi's tokens.total, not the stored totalTokens
+        values[5] += usage.cost
 
     def merge(self, other: Usage) -> None:
         self.messages += other.messages

@@ -30,7 +30,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
-from pitree.store.atomic import replace_with, show_path, write_new, write_temp
+from pitree.session.text import one_line
+from pitree.store.atomic import replace_with, write_new, write_temp
 from pitree.store.guard import note_own_write
 
 
@@ -82,7 +83,7 @@ def _check_line(line: bytes) -> None:
 
 
 def _open_error(path: Path, exc: OSError) -> CannotOpen:
-    shown = show_path(path)
+    shown = one_line(path)
     if isinstance(exc, FileNotFoundError):
         return CannotOpen(f"{shown}: no such file (pitree never creates session files)")
     if isinstance(exc, NotADirectoryError):
@@ -100,13 +101,13 @@ def _open_error(path: Path, exc: OSError) -> CannotOpen:
 
 def _check_regular(path: Path, st: os.stat_result) -> None:
     if stat.S_ISDIR(st.st_mode):
-        raise CannotOpen(f"{show_path(path)}: is a directory, not a session file")
+        raise CannotOpen(f"{one_line(path)}: is a directory, not a session file")
     if not stat.S_ISREG(st.st_mode):
-        raise CannotOpen(f"{show_path(path)}: is not a regular file, not a session file")
+        raise CannotOpen(f"{one_line(path)}: is not a regular file, not a session file")
     # Enforced even for root (who bypasses permissions): a session made read-only is a request to leave it be.
     if st.st_mode & 0o222 == 0:
         mode = stat.S_IMODE(st.st_mode)
-        raise CannotOpen(f"{show_path(path)}: is read-only (mode {mode:o}); pitree will not write to it")
+        raise CannotOpen(f"{one_line(path)}: is read-only (mode {mode:o}); pitree will not write to it")
 
 
 def _open_for_append(path: Path) -> tuple[int, os.stat_result]:
@@ -135,11 +136,11 @@ def _open_for_reading(path: Path, st: os.stat_result) -> int:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
-        raise SessionChanged(f"{show_path(path)} was removed or renamed while pitree was writing") from None
+        raise SessionChanged(f"{one_line(path)} was removed or renamed while pitree was writing") from None
     except PermissionError:
-        raise CannotOpen(f"{show_path(path)}: permission denied (pitree must also read it)") from None
+        raise CannotOpen(f"{one_line(path)}: permission denied (pitree must also read it)") from None
     except OSError as exc:
-        raise CannotOpen(f"{show_path(path)}: cannot read it: {_reason(exc)}") from None
+        raise CannotOpen(f"{one_line(path)}: cannot read it: {_reason(exc)}") from None
     rst = os.fstat(fd)
     if (rst.st_dev, rst.st_ino) != (st.st_dev, st.st_ino):
         os.close(fd)
@@ -148,7 +149,7 @@ def _open_for_reading(path: Path, st: os.stat_result) -> int:
 
 
 def _replaced(path: Path) -> SessionChanged:
-    return SessionChanged(f"{show_path(path)} was replaced on disk since it was read; reload and try again")
+    return SessionChanged(f"{one_line(path)} was replaced on disk since it was read; reload and try again")
 
 
 def _check_same_file(path: Path, st: os.stat_result) -> None:
@@ -156,9 +157,9 @@ def _check_same_file(path: Path, st: os.stat_result) -> None:
     try:
         now = os.stat(path)
     except FileNotFoundError:
-        raise SessionChanged(f"{show_path(path)} was removed or renamed since it was read; reload") from None
+        raise SessionChanged(f"{one_line(path)} was removed or renamed since it was read; reload") from None
     except OSError as exc:
-        raise CannotOpen(f"{show_path(path)}: {_reason(exc)}") from None
+        raise CannotOpen(f"{one_line(path)}: {_reason(exc)}") from None
     if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
         raise _replaced(path)
 
@@ -173,11 +174,11 @@ def _lock(fd: int, path: Path, timeout: float) -> None:
         except BlockingIOError:
             pass
         except OSError as exc:
-            raise AppendError(f"{show_path(path)}: cannot lock it for writing: {_reason(exc)}") from None
+            raise AppendError(f"{one_line(path)}: cannot lock it for writing: {_reason(exc)}") from None
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise LockBusy(
-                f"{show_path(path)}: another pitree is writing to this session "
+                f"{one_line(path)}: another pitree is writing to this session "
                 f"(still locked after {timeout:g} s); try again"
             )
         time.sleep(min(delay, remaining))
@@ -194,7 +195,7 @@ def _fstat(fd: int, path: Path) -> os.stat_result:
     try:
         return os.fstat(fd)
     except OSError as exc:
-        raise AppendError(f"{show_path(path)}: cannot stat it: {_reason(exc)}") from None
+        raise AppendError(f"{one_line(path)}: cannot stat it: {_reason(exc)}") from None
 
 
 def _pread(fd: int, length: int, offset: int) -> bytes:
@@ -263,14 +264,14 @@ def append_line(path: Path | str, line: bytes, *, expect_size: int | None, lock_
         size = st.st_size
         if expect_size is not None and size != expect_size:
             raise SessionChanged(
-                f"{show_path(path)} changed on disk since it was read ({expect_size} bytes, now {size}); "
+                f"{one_line(path)} changed on disk since it was read ({expect_size} bytes, now {size}); "
                 "reload and try again"
             )
         rfd = _open_for_reading(path, st)
         try:
             torn = size > 0 and _pread(rfd, 1, size - 1) != b"\n"
         except OSError as exc:
-            raise CannotOpen(f"{show_path(path)}: cannot read its last line: {_reason(exc)}") from None
+            raise CannotOpen(f"{one_line(path)}: cannot read its last line: {_reason(exc)}") from None
         payload = (b"\n" if torn else b"") + line + b"\n"
 
         written: int | None = None
@@ -283,12 +284,12 @@ def append_line(path: Path | str, line: bytes, *, expect_size: int | None, lock_
             if not failure:
                 failure = f"short write ({written} of {len(payload)} bytes; is the disk full?)"
             state = _roll_back(wfd, rfd, payload, size, written)
-            raise AppendFailed(f"{show_path(path)}: could not append the entry: {failure}; {state}")
+            raise AppendFailed(f"{one_line(path)}: could not append the entry: {failure}; {state}")
         try:
             os.fsync(wfd)
         except OSError as exc:
             raise AppendFailed(
-                f"{show_path(path)}: the entry was written but could not be flushed to disk ({_reason(exc)}); "
+                f"{one_line(path)}: the entry was written but could not be flushed to disk ({_reason(exc)}); "
                 "it may be lost if the machine crashes"
             ) from None
         after = _fstat(wfd, path).st_size
@@ -346,14 +347,14 @@ def rewrite_atomically(
         _check_same_file(real, st)
         if expect_size is not None and st.st_size != expect_size:
             raise SessionChanged(
-                f"{show_path(real)} changed on disk since it was read ({expect_size} bytes, now {st.st_size}); "
+                f"{one_line(real)} changed on disk since it was read ({expect_size} bytes, now {st.st_size}); "
                 "reload and try again"
             )
         rfd = _open_for_reading(real, st)
         try:
             old = _pread(rfd, st.st_size, 0)
         except OSError as exc:
-            raise CannotOpen(f"{show_path(real)}: cannot read it: {_reason(exc)}") from None
+            raise CannotOpen(f"{one_line(real)}: cannot read it: {_reason(exc)}") from None
         temp: Path | None = None
         saved: Path | None = None
         done = False
@@ -362,12 +363,12 @@ def rewrite_atomically(
             saved = _write_backup(real, old, st) if backup else None
             # Pi takes no lock: if it appended while we copied, replacing now would drop its entry.
             if os.fstat(wfd).st_size != len(old):
-                raise SessionChanged(f"{show_path(real)} changed on disk during the rewrite; nothing replaced")
+                raise SessionChanged(f"{one_line(real)} changed on disk during the rewrite; nothing replaced")
             replace_with(temp, real)
             done = True
         except OSError as exc:
             raise AppendFailed(
-                f"{show_path(real)}: could not rewrite it: {_reason(exc)}; the original is unchanged"
+                f"{one_line(real)}: could not rewrite it: {_reason(exc)}; the original is unchanged"
             ) from None
         finally:
             if not done:

@@ -11,13 +11,9 @@ import os
 import secrets
 from pathlib import Path
 
+from pitree.session.text import one_line
+
 TEMP_SUFFIX = ".pitree-tmp"  # not .jsonl: neither Pi nor pitree lists a half-written file as a session
-
-
-def show_path(path: Path | str) -> str:
-    """The path as one printable line: repr() when it holds control or undecodable characters."""
-    text = os.fspath(path)
-    return text if text.isprintable() else repr(text)
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -70,7 +66,7 @@ def write_temp(beside: Path, data: bytes, *, mode: int | None = None, owner: tup
         except FileExistsError:
             continue
         return temp
-    raise OSError(errno.EEXIST, f"{show_path(parent)}: could not create a temporary file")
+    raise OSError(errno.EEXIST, f"{one_line(parent)}: could not create a temporary file")
 
 
 def fsync_dir(directory: Path) -> None:

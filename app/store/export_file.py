@@ -15,7 +15,8 @@ import os
 import stat
 from pathlib import Path
 
-from pitree.store.atomic import fsync_dir, show_path, write_temp
+from pitree.session.text import one_line
+from pitree.store.atomic import fsync_dir, write_temp
 
 
 class ExportFileError(Exception):
@@ -34,17 +35,17 @@ def _same_file(a: Path, b: Path) -> bool:
 def check_target(out: Path, *, force: bool = False, source: Path | None = None) -> None:
     """Raise ExportFileError when `out` may not be written (exists without force, is the source, ...)."""
     if source is not None and _same_file(out, source):
-        raise ExportFileError(f"{show_path(out)} is the session being exported; choose another output file")
+        raise ExportFileError(f"{one_line(out)} is the session being exported; choose another output file")
     if os.path.isdir(out):
-        raise ExportFileError(f"{show_path(out)} is a directory; give a file name")
+        raise ExportFileError(f"{one_line(out)} is a directory; give a file name")
     if os.path.lexists(out):
         if not force:
-            raise ExportFileError(f"{show_path(out)} already exists; pass --force to overwrite it")
+            raise ExportFileError(f"{one_line(out)} already exists; pass --force to overwrite it")
         if not os.path.isfile(out) and not os.path.islink(out):
-            raise ExportFileError(f"{show_path(out)} is not a regular file; pitree will not replace it")
+            raise ExportFileError(f"{one_line(out)} is not a regular file; pitree will not replace it")
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
-        raise ExportFileError(f"{show_path(parent)}: no such folder")
+        raise ExportFileError(f"{one_line(parent)}: no such folder")
 
 
 def write_export(out: Path, data: bytes, *, force: bool = False, source: Path | None = None) -> Path:
@@ -58,7 +59,7 @@ def write_export(out: Path, data: bytes, *, force: bool = False, source: Path | 
     try:
         temp = write_temp(out, data, mode=mode)
     except OSError as exc:
-        raise ExportFileError(f"{show_path(out)}: cannot write it: {exc.strerror or exc}") from None
+        raise ExportFileError(f"{one_line(out)}: cannot write it: {exc.strerror or exc}") from None
     try:
         if force:
             os.replace(temp, out)
@@ -66,15 +67,15 @@ def write_export(out: Path, data: bytes, *, force: bool = False, source: Path | 
             try:
                 os.link(temp, out)  # fails if the name was taken meanwhile: never overwrites
             except FileExistsError:
-                raise ExportFileError(f"{show_path(out)} already exists; pass --force to overwrite it") from None
+                raise ExportFileError(f"{one_line(out)} already exists; pass --force to overwrite it") from None
             except OSError as exc:
                 if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
                     raise
                 if os.path.lexists(out):  # no hard links here: check, then rename
-                    raise ExportFileError(f"{show_path(out)} already exists; pass --force to overwrite it") from None
+                    raise ExportFileError(f"{one_line(out)} already exists; pass --force to overwrite it") from None
                 os.replace(temp, out)
     except OSError as exc:
-        raise ExportFileError(f"{show_path(out)}: cannot write it: {exc.strerror or exc}") from None
+        raise ExportFileError(f"{one_line(out)}: cannot write it: {exc.strerror or exc}") from None
     finally:
         with contextlib.suppress(OSError):
             os.unlink(temp)

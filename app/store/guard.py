@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pitree.session.text import one_line
+
 PI_NAMES = frozenset({"pi", "pi-coding-agent"})
 OWN_WRITES = "own-writes.json"
 _OWN_KEEP = 64
@@ -28,6 +30,8 @@ _CONSEQUENCE = (
     "(quit it first, then `pi --session FILE`)"
 )
 
+SHOWN_MAX = 80  # another process's command line or folder, cut so a warning stays one readable line
+
 
 @dataclass(frozen=True, slots=True)
 class _Proc:
@@ -35,12 +39,6 @@ class _Proc:
     argv: list[str]
     comm: str
     cwd: str | None
-
-
-def _show(text: str, limit: int = 80) -> str:
-    """Text from another process, as one printable, bounded line."""
-    text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return text if text.isprintable() else repr(text)
 
 
 def _read_proc(pid_dir: Path) -> _Proc | None:
@@ -150,7 +148,7 @@ def _process_warnings(path: Path, st: os.stat_result, proc_root: Path) -> list[s
     except OSError:
         return []
     target = os.path.realpath(path)
-    name = _show(path.name)
+    name = one_line(path.name, SHOWN_MAX)
     me = os.getpid()
     warnings = []
     for pid in pids:
@@ -165,12 +163,12 @@ def _process_warnings(path: Path, st: os.stat_result, proc_root: Path) -> list[s
             if pi:
                 warnings.append(f"a running Pi (pid {pid}) has {name} open: {_CONSEQUENCE}")
             else:
-                who = _show(" ".join(proc.argv) or proc.comm or "?")
+                who = one_line(" ".join(proc.argv) or proc.comm or "?", SHOWN_MAX)
                 warnings.append(f"process {pid} ({who}) has {name} open and may write to it too")
         elif pi and _names_file(proc, path, st):
             warnings.append(f"a running Pi (pid {pid}) was started on {name}: {_CONSEQUENCE}")
         elif pi and _works_here(proc, path):
-            where = _show(proc.cwd or "?")
+            where = one_line(proc.cwd or "?", SHOWN_MAX)
             warnings.append(
                 f"a running Pi (pid {pid}) works in {where}, the project of {name}; "
                 f"if it has this session loaded, {_CONSEQUENCE}"
@@ -255,6 +253,6 @@ def write_warnings(
     age = (time.time() if now is None else now) - st.st_mtime
     if age < recent_seconds and not _was_own_write(path, st):
         ago = "just now" if age < 1 else f"{int(age)} s ago"
-        warnings.append(f"{_show(path.name)} was modified {ago}: Pi may still be writing to it…")
+        warnings.append(f"{one_line(path.name, SHOWN_MAX)} was modified {ago}: Pi may still be writing to it…")
     warnings.extend(_process_warnings(path, st, Path(proc_root)))
     return warnings

@@ -7,7 +7,7 @@ chunk's start); an empty frame says it finished. A reader thread in the parent q
 come, so the parent can adopt them while the child still parses, and neither process ever holds the whole
 back part as rows or bytes.
 
-`fork_early` starts the child before the explorer imports Textual (~0.3 s in which the second core was
+`fork_early` starts the child before the explorer imports Textual (time in which the second core would be
 idle); `load_session_fast` then takes it over with `take_early`. A child nobody took is killed at exit.
 """
 
@@ -33,15 +33,11 @@ from pitree.store import tree_cache
 
 CHUNK = 1 << 20  # bytes of lines per frame (as session_file reads them)
 MIN_BYTES = 24 << 20  # below this, forking costs more than it saves
-# The parent's share of the bytes. After its part it adopts the child's frames (a quarter to a third of the
-# time parsing them took) and writes the front of the tree cache, so it takes less than half. Measured with
-# bench/bench_split.py on this machine, `pitree tree --json` at 100k entries, 5 runs each, interleaved: 1,254 ms
-# at 0.3, 1,247 at 0.35, 1,197 at 0.4, 1,202 at 0.45 (and 1,608 at 0.5 before the adoption got faster).
+# The parent's share of the bytes: after its part it still adopts the child's frames and writes the front of
+# the tree cache, so it takes less than half (tuned with bench/bench_split.py `--cli`).
 SHARE = 0.4
-# Forked before the explorer imports Textual (~0.3 s) and starts, which the parent does first. The first screen in
-# tmux (bench-like runs at 100k entries, interleaved): 1,282 ms at 0.25 vs 1,413 at 0.3 (8 runs each), 1,380 vs
-# 1,599 (4 runs); an earlier 5-run batch had it the other way (1,621 vs 1,461), and 1,707 ms without the early
-# fork. bench_split.py `early` (import + load only): 1,185 ms at 0.25, 1,147 at 0.3, 1,270 at 0.35.
+# The share when forked early: the parent imports Textual and starts the explorer first, so it takes less
+# again (tuned with bench/bench_split.py `--early` and the first-screen bench).
 EARLY_SHARE = 0.25
 
 

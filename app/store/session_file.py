@@ -108,8 +108,8 @@ class EntryReader:
         return out
 
 
-# Lines are read 1 MB at a time: with 8 MB, the chunk, its copies and its split lines left a peak ~30 MB
-# above the tree (glibc keeps freed big blocks mapped), for no measurable gain in speed.
+# Lines are read 1 MB at a time: a bigger chunk, its copies and its split lines raise the peak above the tree
+# (glibc keeps freed big blocks mapped) for no gain in speed.
 CHUNK = 1 << 20
 
 

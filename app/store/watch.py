@@ -172,7 +172,7 @@ async def _poll_file(path: Path, stop_event: asyncio.Event | None) -> AsyncGener
     """Polling without OS events: stat the file itself every few tens of milliseconds.
 
     Not watchfiles' PollWatcher: it compares modification times in whole seconds, so a second append
-    within the same second goes unseen (measured with watchfiles 1.3). A stat of one path also needs
+    within the same second goes unseen (watchfiles 1.3). A stat of one path also needs
     no folder to exist, and costs less than rescanning a folder of sessions.
     """
     delay = _poll_delay()

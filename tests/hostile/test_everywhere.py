@@ -25,7 +25,7 @@ from pitree.widgets.app import PitreeApp
 from pitree.widgets.tree_view import TreeView
 
 from tests.hostile.helpers import assert_screen_safe, unsafe_chars, until
-from tests.unit.sessions import assistant, entry, header, tool_result, user
+from tests.sessions import assistant, entry, header, tool_result, user
 
 FRAGMENTS = [
     "\x1b[2J",

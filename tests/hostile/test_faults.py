@@ -27,7 +27,7 @@ from pitree.widgets.tree_view import TreeView
 
 from tests.hostile.helpers import until
 from tests.pi.pirun import pi_node_modules
-from tests.unit.sessions import chain, to_bytes, user
+from tests.sessions import chain, to_bytes, user
 
 PI_LOAD_MANY = Path(__file__).with_name("pi_load_many.mjs")
 # Key order as Pi writes it: the version near the start of the file.

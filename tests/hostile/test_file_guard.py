@@ -15,7 +15,7 @@ from pitree.store.session_file import EntryReader, load_session_fast, read_bytes
 from pitree.store.tail import Tailer
 
 from tests.file_guard import FileGuard
-from tests.unit.sessions import chain, to_bytes, user
+from tests.sessions import chain, to_bytes, user
 
 pytestmark = pytest.mark.writes_session  # each test runs its own guard and changes files on purpose
 

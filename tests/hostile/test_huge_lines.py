@@ -18,7 +18,7 @@ from pitree.session.parse import line_blocks
 from pitree.session.text import CUT_CHARS, cut_huge
 from pitree.summary.tokens import count_text
 
-from tests.unit.sessions import assistant, header, tool_result, user
+from tests.sessions import assistant, header, tool_result, user
 
 MB = 1_000_000
 

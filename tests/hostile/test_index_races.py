@@ -14,7 +14,7 @@ import pytest
 from pitree.store.session_index import SessionIndex
 
 from tests.hostile.helpers import run_cli
-from tests.unit.sessions import user, write_session
+from tests.sessions import user, write_session
 
 
 def _sessions(folder: Path, n: int = 3) -> list[Path]:

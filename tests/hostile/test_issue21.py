@@ -14,7 +14,7 @@ from pitree.widgets.screens.jump_dialog import JumpDialog
 from pitree.widgets.screens.text_screen import TextScreen
 
 from tests.hostile.helpers import assert_screen_safe, run_cli, unsafe_chars, until
-from tests.unit.sessions import assistant, entry, header, user
+from tests.sessions import assistant, entry, header, user
 
 # Item 1's id: clears the screen and retitles the terminal if printed raw; C1 CSI and RLO (item 7); markup (item 2).
 EVIL = "x\u001b[2J\u001b]0;PWNED\u001b\\\u009b31m\u202eevil\u001b]52;c;aGk=\u0007\u001b]8;;http://e/\u001b\\"

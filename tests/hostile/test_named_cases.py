@@ -24,7 +24,7 @@ from pitree.widgets.tree_view import TreeView
 
 from tests.hostile.helpers import assert_screen_safe, run_cli, until
 from tests.pi.pirun import pitree
-from tests.unit.sessions import assistant, entry, header, message, tool_result, user
+from tests.sessions import assistant, entry, header, message, tool_result, user
 
 H = orjson.dumps(header()) + b"\n"
 

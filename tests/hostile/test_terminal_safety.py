@@ -22,7 +22,7 @@ from pitree.widgets.entry_view import EntryView
 from pitree.widgets.tree_view import TreeView
 
 from tests.hostile.helpers import HOSTILE, assert_screen_safe, run_cli, unsafe_chars, until
-from tests.unit.sessions import assistant, entry, header, message, tool_result, user
+from tests.sessions import assistant, entry, header, message, tool_result, user
 
 X = HOSTILE
 MARKUP = ("[bold red]x[/]", "[link=http://evil/]click[/link]")

@@ -17,7 +17,7 @@ import pytest
 from pitree.store.session_file import EntryReader, load_session
 from pitree.summary.prepare import collect_for_summary, convert_to_llm, prepare_branch_entries, serialize_conversation
 
-from tests.unit.sessions import assistant, entry, message, tool_result, user, write_session
+from tests.sessions import assistant, entry, message, tool_result, user, write_session
 
 SCRIPT = Path(__file__).with_name("pi16_prepare.mjs")
 PACKAGE = Path("@earendil-works") / "pi-coding-agent" / "package.json"

@@ -20,7 +20,7 @@ from pitree.session.edits import edit_effect, path_edits, selected_flags
 from pitree.store.session_file import EntryReader, load_session
 from pitree.widgets.render.system import system_estimate, system_text
 
-from tests.sessions import assistant, entry, tool_result, user, write_session
+from tests.sessions import assistant, entry, tool_result, user, write_session_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("pi1_pane.mjs")
@@ -102,7 +102,7 @@ def test_system_prompt_text_and_estimate_equal_pis(pi1: tuple[str, Path], tmp_pa
             obj = orjson.loads(line)
             if obj.get("type") == "message" and obj["message"].get("role") == "system":
                 systems.append(obj["message"])
-    session = write_session(tmp_path / "s.jsonl", [user("u1", None)])
+    session = write_session_file(tmp_path / "s.jsonl", [user("u1", None)])
     pi = run_pi(pi1, tmp_path, systems, session)
     assert [(system_text(m), system_estimate(m)) for m in systems] == [(s["text"], s["tokens"]) for s in pi["systems"]]
 
@@ -161,7 +161,7 @@ SESSIONS: list[tuple[str, list[dict[str, Any]]]] = [
 def test_edits_in_effect_equal_pis_projection(
     pi1: tuple[str, Path], tmp_path: Path, name: str, entries: list[dict[str, Any]]
 ) -> None:
-    path = write_session(tmp_path / "s.jsonl", entries)
+    path = write_session_file(tmp_path / "s.jsonl", entries)
     pi = run_pi(pi1, tmp_path, [], path)
     tree, _ = load_session(path)
     active = tree.active_path()

@@ -279,7 +279,7 @@ def test_context_windows_are_pi1_registry() -> None:
 def test_pi0_files_match_pi1(tmp_path: Path, name: str) -> None:
     """Pi 1.6 opens files of Pi 0.x (v3, and v2 whose ids it keeps) by the same rules; pitree must agree."""
     from tests.pi.test_pi_parity import compactions_session, kitchen_sink, random_session, write
-    from tests.unit.sessions import fork_session, message
+    from tests.sessions import fork_session, message
 
     if name == "demo":
         path = tmp_path / "demo.jsonl"

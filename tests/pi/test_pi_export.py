@@ -21,7 +21,7 @@ from pitree.session.context import build_context
 from pitree.store.session_file import EntryReader, load_session
 
 from tests.pi.conftest import node_modules
-from tests.unit.sessions import assistant, entry, to_bytes, user
+from tests.sessions import assistant, entry, to_bytes, user
 
 pytestmark = pytest.mark.node
 REPO = Path(__file__).resolve().parents[2]

@@ -27,7 +27,7 @@ from pitree.summary.prepare import (
 )
 
 from tests.pi.pirun import FILTERS, ROOT, pi_dump, pitree_json, pitree_rows, rows_match
-from tests.unit.sessions import (
+from tests.sessions import (
     assistant,
     entry,
     fork_session,

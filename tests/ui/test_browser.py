@@ -10,7 +10,7 @@ from pitree.widgets.app import PitreeApp
 from pitree.widgets.screens.browser import BrowserScreen, BrowserState
 from textual.widgets import DataTable, Input
 
-from tests.sessions import HEADER, assistant, user, write_session
+from tests.sessions import assistant, header, user, write_session_file
 from tests.ui.test_app import cursor, until
 
 HERE = "/home/me/proj"
@@ -18,13 +18,13 @@ ELSEWHERE = "/home/me/other"
 
 
 def _header(sid: str, cwd: str, **extra: Any) -> dict[str, Any]:
-    return {**HEADER, "id": sid, "cwd": cwd, **extra}
+    return {**header(), "id": sid, "cwd": cwd, **extra}
 
 
 def _write(root: Path, cwd: str, name: str, sid: str, entries: list[dict[str, Any]], **extra: Any) -> Path:
     folder = root / ("--" + cwd.strip("/").replace("/", "-") + "--")
     folder.mkdir(parents=True, exist_ok=True)
-    return write_session(folder / f"{name}_{sid}.jsonl", entries, _header(sid, cwd, **extra))
+    return write_session_file(folder / f"{name}_{sid}.jsonl", entries, head=_header(sid, cwd, **extra))
 
 
 @pytest.fixture

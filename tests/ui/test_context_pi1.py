@@ -10,8 +10,8 @@ from pitree.session.context import build_context
 from pitree.widgets.screens.context_view import ContextScreen
 from textual.widgets import DataTable, Static
 
+from tests.sessions import assistant, entry, message, user, write_session
 from tests.ui.test_app import make_app, until
-from tests.unit.sessions import assistant, entry, message, user, write_session
 
 EDIT = "e[b]2\x1b"  # an id holding markup and an escape: shown literally, made safe
 

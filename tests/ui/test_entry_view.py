@@ -23,7 +23,7 @@ from textual.pilot import Pilot
 from textual.widgets import Collapsible, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
-from tests.sessions import assistant, tool_result, user, write_session
+from tests.sessions import assistant, tool_result, user, write_session_file
 
 BIG_LINES = 40_000  # ~3 MB of tool output: well past MAX_CHARS
 
@@ -82,7 +82,7 @@ def session(tmp_path: Path) -> Path:
         tool_result("big", "r1", "c1", "read", big_output(), t=3),
     ]
     entries[1]["message"]["content"].insert(0, {"type": "thinking", "thinking": "the user wants a.py"})
-    return write_session(tmp_path / "s.jsonl", entries)
+    return write_session_file(tmp_path / "s.jsonl", entries)
 
 
 def rendered(part: Any) -> str:

@@ -16,7 +16,7 @@ from pitree.widgets.tree_view import TreeView
 from textual.app import App, ComposeResult
 from textual.widgets import Collapsible
 
-from tests.sessions import assistant, entry, user, write_session
+from tests.sessions import assistant, entry, user, write_session_file
 from tests.ui.test_entry_view import loaded, pane_text, rendered, until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +78,7 @@ async def test_a_cli_system_message_shows_its_sections_and_tools(pi1_session: Pa
 async def test_session_text_in_a_fold_title_is_literal(tmp_path: Path) -> None:
     name = "[bold]x[/bold] [@click=app.quit]q[/] \x1b[2J"
     msg = {"role": "system", "content": "", "sections": {name: "v"}, "toolsAdded": [{"name": name}]}
-    path = write_session(tmp_path / "s.jsonl", [entry("message", "s1", None, message=msg)])
+    path = write_session_file(tmp_path / "s.jsonl", [entry("message", "s1", None, message=msg)])
     tree, reader = loaded(path)
     app = Host()
     async with app.run_test(size=(160, 30)) as pilot:
@@ -100,7 +100,7 @@ def edited(tmp_path: Path) -> Path:
         entry("context_edit", "e1", "a1", targetId="u1", replacement=None),
         user("u2", "e1", "next"),
     ]
-    return write_session(tmp_path / "s.jsonl", entries)
+    return write_session_file(tmp_path / "s.jsonl", entries)
 
 
 async def test_an_edit_links_to_its_target_and_the_target_back(edited: Path) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from pitree.widgets.entry_view import EntryView
 
+from tests.sessions import assistant, entry, to_bytes, user
 from tests.ui.screenshot import screen_text
 from tests.ui.test_app import DEMO, cursor, make_app, until
-from tests.unit.sessions import assistant, entry, to_bytes, user
 
 TOOL_ONLY, ITS_RESULT = "71037525", "78567699"  # the demo's reply that only calls a tool, and that tool's result
 USAGE = {"input": 0, "output": 0, "cacheRead": 5, "cacheWrite": 0, "totalTokens": 5, "cost": {"total": 0.01}}

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.unit.sessions import assistant, chain, entry, header, message, to_bytes, tool_result, user
+from tests.sessions import assistant, chain, entry, header, message, to_bytes, tool_result, user
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"

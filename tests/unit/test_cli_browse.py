@@ -18,7 +18,7 @@ import pytest
 from pitree.cli.browse import add_browse_commands, resolve_session_arg
 from pitree.cli.common import CliError
 
-from tests.unit.sessions import assistant, entry, user
+from tests.sessions import assistant, entry, user
 from tests.unit.test_session_index import ID_A1, ID_A2, ID_B1, ID_B2, write
 from tests.unit.test_session_index import store as store  # noqa: F401 - the fixture
 

@@ -14,7 +14,7 @@ import pytest
 from pitree.cli.main import hoist_session_dir, main
 from pitree.session.text import human_size
 
-from tests.unit.sessions import user
+from tests.sessions import user
 from tests.unit.test_cli import DEMO, run
 from tests.unit.test_session_index import ID_A1, ID_B1, write
 

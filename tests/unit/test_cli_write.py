@@ -195,7 +195,7 @@ def test_key_command_runs_only_when_allowed(demo: Path, tmp_path: Path) -> None:
 
 
 def test_jump_writes_pi16_from_id_and_no_content(tmp_path: Path) -> None:
-    from tests.unit.sessions import assistant, entry, tool_result, user, write_session
+    from tests.sessions import assistant, entry, tool_result, user, write_session
 
     # SPEC-pi1 C10: leaf L, jump to user T (parent P) with a summary.
     path = write_session(tmp_path, [user("P", None, "p"), user("T", "P", "t"), assistant("L", "T", "answer")])

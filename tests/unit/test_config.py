@@ -391,7 +391,7 @@ def test_offline_budget_is_pis_for_the_session(tmp_path: Path) -> None:
     from pitree.session.load import load_bytes
     from pitree.summary.choose import choose
 
-    from tests.unit.sessions import assistant, to_bytes, user
+    from tests.sessions import assistant, to_bytes, user
 
     tree = load_bytes(to_bytes([user("u", None, "hi"), assistant("a", "u", "yo", provider="openai", model="gpt-4o")]))
     env = {"PI_CODING_AGENT_DIR": str(tmp_path), "PITREE_CONFIG": str(tmp_path / "none.toml")}

@@ -9,7 +9,7 @@ from pitree.session.context import SessionContext, build_context, model_label
 from pitree.session.load import load_bytes
 from pitree.session.tree import SessionTree
 
-from tests.unit.sessions import assistant, entry, fork_session, message, to_bytes, tool_result, user
+from tests.sessions import assistant, entry, fork_session, message, to_bytes, tool_result, user
 
 
 def tree_of(entries: list[dict[str, Any]], version: int = 3) -> SessionTree:

@@ -10,7 +10,7 @@ from pitree.session.edits import Edit, PathEdits, edit_effect, path_edits, selec
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, load_session
 
-from tests.sessions import assistant, entry, user, write_session
+from tests.sessions import assistant, entry, user, write_session_file
 
 
 def sys_msg(eid: str, parent: str | None, **fields: Any) -> dict[str, Any]:
@@ -26,7 +26,7 @@ def compaction(eid: str, parent: str, first_kept: Any) -> dict[str, Any]:
 
 
 def edits_of(tmp_path: Path, entries: list[dict[str, Any]]) -> tuple[PathEdits, SessionTree]:
-    path = write_session(tmp_path / "s.jsonl", entries)
+    path = write_session_file(tmp_path / "s.jsonl", entries)
     tree, _ = load_session(path)
     return path_edits(tree.active_path(), EntryReader(path, tree).entries), tree
 
@@ -126,7 +126,7 @@ def test_path_edits(
 def test_only_the_last_compaction_and_edit_entries_are_read(tmp_path: Path) -> None:
     entries = [user("u1", None), compaction("c0", "u1", "u1"), user("u2", "c0"), compaction("c1", "u2", "u2")]
     entries.append(edit("e1", "c1", "u2"))
-    path = write_session(tmp_path / "s.jsonl", entries)
+    path = write_session_file(tmp_path / "s.jsonl", entries)
     tree, _ = load_session(path)
     asked: list[str] = []
 
@@ -167,7 +167,7 @@ def test_only_the_last_compaction_and_edit_entries_are_read(tmp_path: Path) -> N
     ],
 )
 def test_selected_flags(tmp_path: Path, entries: list[dict[str, Any]], first_kept: Any, flags: list[bool]) -> None:
-    path = write_session(tmp_path / "s.jsonl", entries)
+    path = write_session_file(tmp_path / "s.jsonl", entries)
     tree, _ = load_session(path)
     assert selected_flags(tree.active_path(), first_kept) == flags
 

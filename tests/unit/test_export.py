@@ -27,7 +27,7 @@ from pitree.session.context import build_context
 from pitree.store.export_file import write_export
 from pitree.store.session_file import EntryReader, load_session
 
-from tests.unit.sessions import assistant, entry, message, to_bytes, tool_result, user
+from tests.sessions import assistant, entry, message, to_bytes, tool_result, user
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 HOSTILE = (

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pitree.session.layout import FILTERS, Layout, build_layout, extend_layout
+from pitree.session.layout import FILTERS, Layout, build_layout
+from pitree.session.layout_extend import extend_layout
 from pitree.session.load import SessionBuilder
 
 from tests.conftest import DEMO
@@ -81,9 +82,9 @@ def test_declines_what_is_not_a_chain_at_the_leaf() -> None:
     tree = builder.tree
     layout = build_layout(tree)
     # A new branch from u1 (not under the leaf).
-    added = builder.feed(to_bytes([user("u2", "u1", t=3)], header=None))
+    added = builder.feed(to_bytes([user("u2", "u1", t=3)], with_header=False))
     assert not extend_layout(layout, tree, added)
     layout = build_layout(tree)
     # A duplicate id of an entry that has a row.
-    added = builder.feed(to_bytes([user("a1", "u2", t=4)], header=None))
+    added = builder.feed(to_bytes([user("a1", "u2", t=4)], with_header=False))
     assert not extend_layout(layout, tree, added)

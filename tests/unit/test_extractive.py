@@ -15,7 +15,7 @@ from pitree.summary.backends.extractive import summarize
 from pitree.summary.prepare import prepare_branch_entries
 from pitree.summary.run import SummaryJob, extractive_summary
 
-from tests.unit.sessions import assistant, message, tool_result, user
+from tests.sessions import assistant, message, tool_result, user
 
 # The shared corpus sits next to the checkout (../shared/corpus), or next to its worktrees folder.
 _REPO = Path(__file__).resolve().parents[2]

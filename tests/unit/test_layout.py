@@ -14,7 +14,7 @@ from pitree.session.layout import FILTERS, Layout, build_layout, passes_filter, 
 from pitree.session.load import load_bytes
 from pitree.session.tree import SessionTree
 
-from tests.unit.sessions import assistant, chain, entry, fork_session, to_bytes, tool_result, user
+from tests.sessions import assistant, chain, entry, fork_session, to_bytes, tool_result, user
 
 
 def tree_of(entries: list[dict[str, Any]]) -> SessionTree:

@@ -330,7 +330,7 @@ def _job():  # type: ignore[no-untyped-def]
     from pitree.summary.prepare import prepare_branch_entries
     from pitree.summary.run import SummaryJob
 
-    from tests.unit.sessions import assistant, user
+    from tests.sessions import assistant, user
 
     entries = [user("u", None, "fix the bug"), assistant("a", "u", "done")]
     return SummaryJob(entries, prepare_branch_entries(entries))

@@ -20,7 +20,7 @@ from pitree.store.session_file import (
     load_session_progressive,
 )
 
-from tests.unit.sessions import assistant, chain, entry, header, message, to_bytes, user, write_session
+from tests.sessions import assistant, chain, entry, header, message, to_bytes, user, write_session
 
 
 def v1_entries() -> list[dict[str, Any]]:
@@ -289,3 +289,5 @@ def test_an_assistant_usage_survives_the_load_as_the_file_has_it() -> None:
     tree = load_bytes(to_bytes([assistant("a1", None, "hi", usage=usage)]))
     got = tree.get("a1").usage
     assert got == (10, 2.5, 0.0, 0.0, 12, 0) and [type(v) for v in got] == [int, float, float, float, int, int]
+    assert (got.input, got.output, got.cache_read, got.cache_write) == (10, 2.5, 0.0, 0.0)
+    assert (got.total_tokens, got.cost, got.tokens) == (12, 0, 12.5)

@@ -29,9 +29,9 @@ from tests.omp_files import (
     user,
     write_omp,
 )
-from tests.unit.sessions import header as pi_header
-from tests.unit.sessions import to_bytes
-from tests.unit.sessions import user as pi_user
+from tests.sessions import header as pi_header
+from tests.sessions import to_bytes
+from tests.sessions import user as pi_user
 
 SUB_ID = "019a0000-0000-7000-8000-0000000000b1"
 

@@ -7,7 +7,7 @@ import pytest
 from pitree.session.load import load_bytes
 from pitree.session.parse import BOM, has_bom, iter_lines, parse_line
 
-from tests.unit.sessions import header, to_bytes, user
+from tests.sessions import header, to_bytes, user
 
 OBJ = orjson.dumps(user("u1", None, "hello"))
 

@@ -7,8 +7,9 @@ import pytest
 from pitree.session.load import load_bytes
 from pitree.session.parse import iter_lines
 
-from tests.sessions import HEADER, assistant, chain, entry, to_bytes, user
+from tests.sessions import assistant, chain, entry, header, to_bytes, user
 
+HEADER = header()
 H = orjson.dumps(HEADER) + b"\n"
 
 
@@ -43,7 +44,7 @@ def test_line_cases(raw: bytes, entries: int, skipped: list[str], note: str | No
 
 
 def test_offsets_point_at_each_line() -> None:
-    data = to_bytes(chain(5)) + b"garbage\n" + to_bytes([user("zz", "e0000004")], header=None)
+    data = to_bytes(chain(5)) + b"garbage\n" + to_bytes([user("zz", "e0000004")], with_header=False)
     tree = load_bytes(data)
     lines = data.split(b"\n")
     for node in tree.nodes:
@@ -77,7 +78,7 @@ def test_iter_lines_incremental_offsets() -> None:
 )
 def test_versions(header: dict, version_kind: str) -> None:
     entries = [user("aaaaaaaa", None), assistant("bbbbbbbb", None), user("cccccccc", "aaaaaaaa")]
-    tree = load_bytes(to_bytes(entries, header))
+    tree = load_bytes(to_bytes(entries, head=header))
     if version_kind == "tree":
         assert [n.id for n in tree.roots] == ["aaaaaaaa", "bbbbbbbb"]
     else:  # v1: ids and parents are ignored; one chain in file order with pitree's stable ids
@@ -100,7 +101,7 @@ def test_v1_ids_are_stable_and_first_kept_index_resolves() -> None:
             "tokensBefore": 1000,
         },
     ]
-    data = to_bytes(lines, header)
+    data = to_bytes(lines, head=header)
     one, two = load_bytes(data), load_bytes(data)
     assert [n.id for n in one.nodes] == [n.id for n in two.nodes]
     comp = one.nodes[-1]
@@ -115,14 +116,14 @@ def test_v2_hookmessage_becomes_custom() -> None:
         "timestamp": "2026-01-01T00:00:00Z",
         "message": {"role": "hookMessage", "content": "x"},
     }
-    tree = load_bytes(to_bytes([e], {**HEADER, "version": 2}))
+    tree = load_bytes(to_bytes([e], 2))
     assert tree.nodes[0].role == "custom"
-    tree3 = load_bytes(to_bytes([e], HEADER))
+    tree3 = load_bytes(to_bytes([e]))
     assert tree3.nodes[0].role == "hookMessage"
 
 
 def test_no_header_is_reported() -> None:
-    tree = load_bytes(to_bytes([user("aaaaaaaa", None)], header=None))
+    tree = load_bytes(to_bytes([user("aaaaaaaa", None)], with_header=False))
     assert tree.header is None and tree.entry_count == 1
     assert any("no session header" in p.message for p in tree.problems)
 

@@ -10,7 +10,7 @@ from pitree.store.session_file import EntryReader, load_session
 from pitree.widgets.render.audit import audit_parts
 from rich.console import Console
 
-from tests.unit.sessions import assistant, entry, message, user, write_session
+from tests.sessions import assistant, entry, message, user, write_session
 
 CHECKPOINT = {
     "role": "system",

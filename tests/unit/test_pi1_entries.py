@@ -12,7 +12,7 @@ from pitree.session.layout import FILTERS, build_layout
 from pitree.session.load import load_bytes
 from pitree.session.tree import SessionTree
 
-from tests.unit.sessions import assistant, entry, message, to_bytes, user
+from tests.sessions import assistant, entry, message, to_bytes, user
 
 
 def tree_of(entries: list[dict[str, Any]]) -> SessionTree:

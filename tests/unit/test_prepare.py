@@ -26,7 +26,7 @@ from pitree.summary.prepare import (
     token_budget,
 )
 
-from tests.unit.sessions import assistant, entry, fork_session, message, to_bytes, tool_result, user
+from tests.sessions import assistant, entry, fork_session, message, to_bytes, tool_result, user
 
 
 def ids(nodes: Any) -> list[str]:

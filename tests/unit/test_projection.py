@@ -14,7 +14,7 @@ from pitree.session.system_prompt import current_system_message, system_message_
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, load_session
 
-from tests.unit.sessions import assistant, entry, message, to_bytes, user, write_session
+from tests.sessions import assistant, entry, message, to_bytes, user, write_session
 
 
 def tree_of(entries: list[dict[str, Any]]) -> SessionTree:

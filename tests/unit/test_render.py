@@ -29,7 +29,7 @@ from pitree.widgets.render.lexers import call_path, lexer_for_path, lexer_for_te
 from rich.console import Console
 from rich.text import Text
 
-from tests.sessions import assistant, entry, tool_result, user, write_session
+from tests.sessions import assistant, entry, tool_result, user, write_session_file
 
 # ---- helpers -----------------------------------------------------------------------------------------------
 
@@ -704,7 +704,7 @@ def tree(tmp_path: Path) -> SessionTree:
             "message": {"role": "user", "content": "orphan"},
         },
     ]
-    loaded, _ = load_session(write_session(tmp_path / "s.jsonl", entries))
+    loaded, _ = load_session(write_session_file(tmp_path / "s.jsonl", entries))
     return loaded
 
 

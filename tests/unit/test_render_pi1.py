@@ -17,7 +17,7 @@ from pitree.widgets.render.pi1 import edit_note
 from pitree.widgets.render.system import LIST_MAX, js_items, system_estimate, system_text
 from rich.text import Text
 
-from tests.sessions import assistant, entry, user, write_session
+from tests.sessions import assistant, entry, user, write_session_file
 from tests.unit.test_render import HOSTILE, folds, links, msg_entry, plain, terminal_output
 
 TOOL = {
@@ -364,7 +364,7 @@ def edited(tmp_path: Path) -> Path:
         entry("context_edit", "e4", "e3", targetId="gone", replacement=None),
         user("u2", "e4", "next"),
     ]
-    return write_session(tmp_path / "s.jsonl", entries)
+    return write_session_file(tmp_path / "s.jsonl", entries)
 
 
 def test_context_edit_names_its_target_and_status(edited: Path) -> None:
@@ -419,7 +419,7 @@ def test_huge_names_and_ids_are_cut() -> None:
 def test_header_colours_a_deferred_stop(tmp_path: Path) -> None:
     from pitree.widgets.render.entry_header import header
 
-    path = write_session(tmp_path / "s.jsonl", [assistant("a1", None, stop="deferred")])
+    path = write_session_file(tmp_path / "s.jsonl", [assistant("a1", None, stop="deferred")])
     tree, _ = load_session(path)
     head = header(tree.get("a1"), tree, stop_reason="deferred")  # type: ignore[arg-type]
     (span,) = [s for s in head.spans if head.plain[s.start : s.end] == "deferred"]

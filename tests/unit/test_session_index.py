@@ -20,7 +20,7 @@ from pitree.store.catalog import cwd_folder_name, find_session_files
 from pitree.store.session_file import EntryReader, load_session
 from pitree.store.session_index import SCHEMA_VERSION, SessionIndex
 
-from tests.unit.sessions import assistant, chain, entry, header, message, to_bytes, tool_result, ts, user
+from tests.sessions import assistant, chain, entry, header, message, to_bytes, tool_result, ts, user
 
 REPO = Path(__file__).resolve().parents[2]
 PI_MANAGER = REPO / "bench/node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js"

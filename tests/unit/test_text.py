@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from pitree.session.text import (
     js_string,
     make_safe,
     normalize,
+    one_line,
 )
 
 
@@ -142,3 +144,18 @@ def test_make_safe_one_line_shows_newlines_and_tabs() -> None:
     assert make_safe("a\nb\tc", keep_newlines=False) == "a␊b␉c"
     text = "no controls at all"
     assert make_safe(text) is text  # the fast path returns the same object
+
+
+@pytest.mark.parametrize(
+    ("value", "limit", "expected"),
+    [
+        ("plain.jsonl", None, "plain.jsonl"),
+        (Path("/tmp/a b.jsonl"), None, "/tmp/a b.jsonl"),
+        ("evil\x1b]52;c;x\x07.jsonl", None, repr("evil\x1b]52;c;x\x07.jsonl")),
+        ("two\nlines", None, repr("two\nlines")),
+        ("x" * 100, 10, "x" * 9 + "…"),
+        ("short", 10, "short"),
+    ],
+)
+def test_one_line(value: str | Path, limit: int | None, expected: str) -> None:
+    assert one_line(value, limit) == expected

@@ -11,7 +11,7 @@ from pitree.session.layout import build_layout, visible_indices
 from pitree.session.load import load_bytes
 from pitree.session.tree import SessionTree
 
-from tests.unit.sessions import assistant, chain, entry, fork_session, to_bytes, tool_result, ts, user
+from tests.sessions import assistant, chain, entry, fork_session, to_bytes, tool_result, ts, user
 
 
 def ids(nodes: Any) -> list[str]:

@@ -44,7 +44,9 @@ def big(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)
     path = tmp_path / "s.jsonl"
     path.write_bytes(
-        to_bytes(chain(300)) + b"garbage\n" + to_bytes([user("dup", "e0000299"), user("dup", "e0000001")], header=None)
+        to_bytes(chain(300))
+        + b"garbage\n"
+        + to_bytes([user("dup", "e0000299"), user("dup", "e0000001")], with_header=False)
     )
     return path
 
@@ -141,7 +143,7 @@ def test_pi1_entries_survive_caching_and_the_parse_child(tmp_path: Path, monkeyp
 
     from pitree.session.load import SessionBuilder, load_bytes
 
-    from tests.unit.sessions import entry, message
+    from tests.sessions import entry, message
 
     monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)

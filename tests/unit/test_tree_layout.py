@@ -6,22 +6,11 @@ import pytest
 from pitree.session.layout import FILTERS, build_layout, visible_indices
 from pitree.session.load import SessionBuilder, load_bytes
 
-from tests.sessions import assistant, chain, entry, to_bytes, tool_result, user
+from tests.sessions import assistant, chain, entry, fork_session, to_bytes, tool_result, user
 
 
 def ids(nodes) -> list[str]:  # type: ignore[no-untyped-def]
     return [n.id for n in nodes]
-
-
-def fork_session() -> list[dict]:
-    return [
-        user("u1", None, "start", t=0),
-        assistant("a1", "u1", "first", t=1),
-        user("u3", "a1", "other way", t=2),
-        assistant("a3", "u3", "other answer", t=3),
-        user("u2", "a1", "main way", t=4),
-        assistant("a2", "u2", "main answer", t=5),
-    ]
 
 
 def test_roots_children_leaf_and_branch() -> None:

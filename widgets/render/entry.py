@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 import orjson
+from pitree.session.content import blocks, each_block
 from pitree.session.dialect_omp import OMP_ROLES
 from pitree.session.edits import PathEdits
 from pitree.session.entries import parse_timestamp
@@ -81,14 +82,12 @@ _ASSISTANT_KNOWN = {
 def assistant_parts(msg: dict[str, Any]) -> list[Part]:
     out: list[Part] = []
     content = msg.get("content")
-    blocks = content if isinstance(content, list) else []
     if isinstance(content, str):
         out.extend(markdown(content))
     elif content is not None and not isinstance(content, list):
         out += [Text(f"content is a {type(content).__name__}: ", "red"), *json_view(content)]
-    for block in blocks:
-        btype = block.get("type") if isinstance(block, dict) else None
-        if not isinstance(block, dict) or btype not in ("text", "thinking", "toolCall", "image"):
+    for btype, block in each_block(content):
+        if btype not in ("text", "thinking", "toolCall", "image"):
             out.extend(other_block(block))
         elif btype == "text":
             out.extend(markdown(block.get("text")))
@@ -148,11 +147,7 @@ def file_lists(details: Any) -> list[Part]:
 def _tool_text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-                return block["text"]  # type: ignore[no-any-return]
-    return ""
+    return next((b["text"] for t, b in blocks(content) if t == "text" and isinstance(b.get("text"), str)), "")
 
 
 # ---- entries ----------------------------------------------------------------------------------------------

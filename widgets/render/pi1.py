@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pitree.session.content import each_block
 from pitree.session.edits import Edit, PathEdits, edit_effect
 from pitree.session.entries import Node
 from pitree.session.text import as_str, json_compact, make_safe
@@ -70,8 +71,8 @@ def replacement_parts(content: Any, target: Node | None) -> list[Part]:
     if not isinstance(content, list):
         return content_parts(content)
     out: list[Part] = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "text":
+    for btype, block in each_block(content):
+        if btype == "text":
             out += markdown(block.get("text"))
         else:
             out += content_parts([block])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitree.session.content import each_block, text_of
 from pitree.session.estimate import estimate_message_tokens
 from pitree.session.text import as_str, make_safe
 from pitree.widgets.render.parts import (
@@ -50,16 +51,6 @@ def js_items(obj: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(k, obj[k]) for _, k in indexed] + [(k, v) for k, v in obj.items() if k not in first]
 
 
-def content_text(content: Any) -> str:
-    """pi-ai `contentText`: a string, or the text blocks joined by newlines (null reads as "", as Pi's
-    projection makes it)."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(as_str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text")
-
-
 def _sections(msg: dict[str, Any]) -> list[tuple[str, Any]]:
     sections = msg.get("sections")
     return js_items(sections) if isinstance(sections, dict) else []
@@ -68,7 +59,7 @@ def _sections(msg: dict[str, Any]) -> list[tuple[str, Any]]:
 def system_text(msg: dict[str, Any]) -> str:
     """pi-ai `getSystemMessageText`: the content, then every non-null section, empty parts skipped, joined
     by blank lines."""
-    parts = [content_text(msg.get("content"))]
+    parts = [text_of(msg.get("content"))]
     parts += [v for _, v in _sections(msg) if isinstance(v, str)]  # Pi drops a number (no length); shown as wrong
     return "\n\n".join(p for p in parts if p)
 
@@ -128,8 +119,7 @@ def system_parts(msg: dict[str, Any], *, prompt_folded: bool = False) -> list[Pa
     elif not isinstance(content, str | list):
         out += [Text(f"content is a {type(content).__name__}: ", "red"), *content_parts(content)]
     elif isinstance(content, list):
-        for block in content:  # text blocks are in the prompt text below; show what else there is
-            btype = block.get("type") if isinstance(block, dict) else None
+        for btype, block in each_block(content):  # text blocks are in the prompt text below; show the rest
             if btype == "image":
                 out += content_parts([block])
             elif btype != "text":

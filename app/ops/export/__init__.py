@@ -33,6 +33,7 @@ from pitree.ops.export.doc import (
     markdown_parts,
 )
 from pitree.ops.export.doc import describe as _describe
+from pitree.session.content import tool_calls
 from pitree.session.context import SessionContext, build_context, model_label
 from pitree.session.edits import path_edits
 from pitree.session.entries import Node
@@ -86,10 +87,8 @@ class _Builder:
             msg = entry.get("message")
             if entry.get("type") != "message" or not isinstance(msg, dict):
                 continue
-            if msg.get("role") == "assistant" and isinstance(msg.get("content"), list):
-                for block in msg["content"]:
-                    if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
-                        calls_seen.add(block["id"])
+            if msg.get("role") == "assistant":
+                calls_seen.update(b["id"] for b in tool_calls(msg.get("content")) if isinstance(b.get("id"), str))
             elif msg.get("role") == "toolResult":
                 call_id = msg.get("toolCallId")
                 if isinstance(call_id, str) and call_id in calls_seen and call_id not in self.results:

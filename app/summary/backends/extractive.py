@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pitree.session.content import text_of, tool_calls
 from pitree.session.text import as_str
 from pitree.summary.backends.prose import is_nudge, list_items, next_items, one_line, request_text, sentences, short
 
@@ -68,14 +69,6 @@ _PROBLEM = re.compile(
     r"correctly|explod\w*|issue)\b",
     re.I,
 )
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(as_str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
 
 
 def _command_keys(command: str) -> frozenset[str]:
@@ -175,7 +168,7 @@ class _Walk:
         self.last_request = ""
 
     def user(self, msg: dict[str, Any]) -> None:
-        text = _text_of(msg.get("content")).strip()
+        text = text_of(msg.get("content")).strip()
         if not text:
             return
         request = request_text(text)
@@ -193,14 +186,10 @@ class _Walk:
 
     def assistant(self, msg: dict[str, Any]) -> None:
         content = msg.get("content")
-        text = _text_of(content).strip()
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "toolCall":
-                args = block.get("arguments")
-                self.calls[as_str(block.get("id"))] = (
-                    as_str(block.get("name")),
-                    args if isinstance(args, dict) else {},
-                )
+        text = text_of(content).strip()
+        for block in tool_calls(content):
+            args = block.get("arguments")
+            self.calls[as_str(block.get("id"))] = (as_str(block.get("name")), args if isinstance(args, dict) else {})
         if text:
             self.last_text = text
             for s in sentences(text):
@@ -219,7 +208,7 @@ class _Walk:
 
     def tool_result(self, msg: dict[str, Any]) -> None:
         name, args = self.calls.get(as_str(msg.get("toolCallId")), (as_str(msg.get("toolName")), {}))
-        text = _text_of(msg.get("content"))
+        text = text_of(msg.get("content"))
         path = args.get("path") if isinstance(args.get("path"), str) else None
         command = as_str(args.get("command")) if name == "bash" else ""
         key = frozenset({f"{name}:{path}"}) if path else _command_keys(command)
@@ -368,12 +357,11 @@ def failed_reads(entries: list[dict[str, Any]]) -> set[str]:
         msg = entry.get("message") if entry.get("type") == "message" else None
         if not isinstance(msg, dict):
             continue
-        if msg.get("role") == "assistant" and isinstance(msg.get("content"), list):
-            for block in msg["content"]:
-                if isinstance(block, dict) and block.get("type") == "toolCall" and block.get("name") == "read":
-                    args = block.get("arguments")
-                    if isinstance(args, dict) and isinstance(args.get("path"), str):
-                        calls[as_str(block.get("id"))] = args["path"]
+        if msg.get("role") == "assistant":
+            for block in tool_calls(msg.get("content")):
+                args = block.get("arguments")
+                if block.get("name") == "read" and isinstance(args, dict) and isinstance(args.get("path"), str):
+                    calls[as_str(block.get("id"))] = args["path"]
         elif msg.get("role") == "toolResult":
             path = calls.get(as_str(msg.get("toolCallId")))
             if path is not None and msg.get("isError") is not True:

@@ -10,19 +10,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pitree.summary.backends.base import (
-    BackendError,
-    BackendUnavailable,
-    SummaryRequest,
-    display_url,
-    error_detail,
-    not_json_error,
-    pi_usage,
-    rate_limited,
-    safe_message,
-    status_error,
-    transport_error,
-)
+from pitree.summary.backends.base import BackendError, SummaryRequest, error_detail, pi_usage
+from pitree.summary.backends.sdk import SdkBackend
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -30,7 +19,7 @@ NO_KEY = "not-needed"
 """Sent to local servers that take no key: the SDK refuses to start without one."""
 
 
-class OpenAIBackend:
+class OpenAIBackend(SdkBackend):
     """Streams chat completions; errors become `BackendError` subclasses naming the URL, never the key."""
 
     name = "openai"
@@ -48,39 +37,18 @@ class OpenAIBackend:
             import openai
         except ImportError:
             raise BackendError("the openai backend needs the 'llm' extra: pip install 'pitree[llm]'") from None
-        self._sdk: Any = openai
-        self._api_key = api_key or NO_KEY
-        # Always explicit, so the SDK never picks OPENAI_BASE_URL from the environment behind the
-        # config's back.
-        self.base_url = base_url or DEFAULT_BASE_URL
-        self.model = model
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.headers = dict(headers or {})
-        self.usage: dict[str, Any] | None = None
-        self.stop_reason = "stop"
-
-    def __repr__(self) -> str:
-        url = display_url(self.base_url)
-        return f"OpenAIBackend(base_url={url!r}, model={self.model!r}, api_key=<hidden>)"
+        super().__init__(openai, api_key or NO_KEY, base_url or DEFAULT_BASE_URL, model, timeout, max_retries, headers)
 
     async def stream(self, request: SummaryRequest) -> AsyncIterator[str]:
         """Text deltas of the answer. Cancelling the consuming task closes the connection."""
-        sdk = self._sdk
         messages = [
             {"role": "system", "content": request.system_prompt},
             {"role": "user", "content": request.prompt_text},
         ]
         finished = False
         self.usage, self.stop_reason = None, "stop"
-        try:
-            async with sdk.AsyncOpenAI(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                timeout=self.timeout,
-                max_retries=self.max_retries,
-                default_headers=self.headers or None,
-            ) as client:
+        with self._errors():
+            async with self._sdk.AsyncOpenAI(**self._client_options()) as client:
                 stream = await self._create(client, messages, request.max_tokens)
                 async with stream:
                     async for chunk in stream:
@@ -95,24 +63,8 @@ class OpenAIBackend:
                                 finished = True
                                 if choice.finish_reason == "length":
                                     self.stop_reason = "length"
-        except BackendError:
-            raise
-        except sdk.APIStatusError as exc:
-            error = status_error(self.name, exc.status_code, self.base_url, error_detail(exc.body), [self._api_key])
-            raise rate_limited(error, getattr(exc.response, "headers", None)) from None
-        except ValueError:
-            # A `data:` line that is not JSON (json.JSONDecodeError is a ValueError).
-            raise not_json_error(self.name, self.base_url, [self._api_key]) from None
-        except Exception as exc:
-            mapped = self._other_error(exc)
-            if mapped is None:
-                raise
-            raise mapped from None
         if not finished:
-            where = display_url(self.base_url)
-            raise BackendUnavailable(
-                safe_message(f"{self.name}: the answer from {where} stopped before the model finished", [self._api_key])
-            )
+            raise self._stopped_early()
 
     async def _create(self, client: Any, messages: list[dict[str, str]], max_tokens: int) -> Any:
         create = client.chat.completions.create
@@ -126,13 +78,8 @@ class OpenAIBackend:
                 raise
         return await create(model=self.model, messages=messages, max_completion_tokens=max_tokens, stream=True, **usage)
 
-    def _other_error(self, exc: Exception) -> BackendError | None:
-        mapped = transport_error(self.name, exc, self.base_url, self.timeout, [self._api_key])
-        if mapped is not None or not isinstance(exc, self._sdk.OpenAIError):
-            return mapped
-        detail = error_detail(getattr(exc, "body", None)) or str(exc) or type(exc).__name__
-        text = f"{self.name}: {detail} (at {display_url(self.base_url)})"
-        return BackendError(safe_message(text, [self._api_key]))
+    def _sdk_error(self) -> type[Exception]:
+        return self._sdk.OpenAIError  # type: ignore[no-any-return]
 
 
 def _usage(usage: Any) -> dict[str, Any]:

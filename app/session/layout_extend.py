@@ -1,0 +1,105 @@
+"""Extending a layout in place when entries are appended to the leaf in a chain, as Pi writes them."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+
+from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, Node
+from pitree.session.layout import Layout, passes_filter
+from pitree.session.layout_rows import Row
+from pitree.session.tree import SessionTree
+
+
+def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> bool:
+    """Update `layout` in place for entries that just extended the leaf in a chain (how Pi writes); False when
+    the change is anything else, and the caller must `build_layout` again. After False the layout may have
+    been changed in part (the checks that decline run as the rows are placed): it must not be used again.
+
+    New rows go right after the old leaf's row (or, when the old leaf was a tool-call-only assistant turn that
+    only the leaf shows, one takes that row's place); a batch of k entries moves the rows after them down by
+    k in one pass: O(rows) integer updates per batch instead of rebuilding the layout.
+    """
+    if not added or layout.query or layout.leaf is None or tree.leaf is not added[-1]:
+        return False
+    if tree.dropped_count != layout.dropped:
+        return False  # a duplicate id replaced an entry: it may have had a row
+    prev = layout.leaf
+    for node in added:
+        if node.parent is not prev or prev.children != [node] or tree.is_dropped(node):
+            return False
+        if layout.mode == "labeled-only" and node.type == "label":
+            return False
+        prev = node
+    if added[-1].children:
+        return False
+    table = layout.rows
+    pos = layout.positions()
+    need = max(n.idx for n in added) + 1
+    if need > len(pos):
+        pos.extend(array("i", [-1]) * (need - len(pos)))
+    mode = layout.mode
+    pending: list[Row] = []  # new rows, a chain, to go in at `at`
+    at = -1
+    for node in added:
+        old_leaf = layout.leaf
+        assert old_leaf is not None
+        layout.active.add(node)
+        layout.leaf = node
+        visible = not node.flags & ALWAYS_HIDDEN
+        if visible and mode != "all":
+            visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in tree.labels
+        in_pending = bool(pending) and pending[-1].node is old_leaf
+        old_row = None if in_pending else layout.row_of(old_leaf)
+        if old_leaf.flags & HIDDEN_TOOL_ONLY and (in_pending or old_row is not None):
+            # The old leaf was shown only because it was the leaf: the new entry, which hangs where it hung,
+            # takes exactly its place and shape.
+            if not visible:
+                return False
+            if in_pending:
+                pending[-1] = pending[-1]._replace(node=node)
+            else:
+                assert old_row is not None
+                table.nodes[old_row] = node
+                pos[old_leaf.idx] = -1
+                pos[node.idx] = old_row
+            continue
+        if not visible:
+            continue  # no row: it shows through its nearest shown ancestor, as the leaf does under a filter
+        if pending:
+            a, a_index = pending[-1], at + len(pending) - 1
+            pending[-1] = a._replace(nchildren=1)
+        else:
+            anchor = old_row
+            walk: Node | None = old_leaf
+            while anchor is None and walk is not None:
+                walk = walk.parent
+                anchor = layout.row_of(walk) if walk is not None else None
+            if anchor is None:
+                return False  # no shown ancestor: the entry would be a new root
+            a, a_index, at = table[anchor], anchor, anchor + 1
+            if a.nchildren:
+                return False  # the anchor gets a second shown child: its children's shapes change
+            table.nchildren[anchor] = 1
+        indent = a.indent + 1 if a.connector and a.indent > 0 else a.indent
+        if a.connector and not a.vroot:
+            display_indent = max(0, a.indent - 1) if layout.multiple_roots else a.indent
+            gutters = (*a.gutters, (max(0, display_indent - 1), not a.is_last))
+        else:
+            gutters = a.gutters
+        pending.append(Row(node, indent, False, True, gutters, False, a_index, 0, 0))
+    k = len(pending)
+    if k:
+        nodes, ends, parents = table.nodes, table.end, table.parent_row
+        for i in range(len(nodes) - 1, at - 1, -1):
+            ends[i] += k
+            if parents[i] >= at:
+                parents[i] += k
+            pos[nodes[i].idx] = i + k
+        for i in range(at):
+            if ends[i] >= at:  # the subtree holds the anchor (row at - 1)
+                ends[i] += k
+        table.insert(at, [r._replace(end=at + k) for r in pending])
+        for j, r in enumerate(pending):
+            pos[r.node.idx] = at + j
+    return True

@@ -1,0 +1,150 @@
+"""A layout's rows: `Row` (one visible line of the tree), `RowTable` (the rows kept as columns), `ActivePath`.
+
+A layout keeps its rows as columns (a list of entries, one of gutters, arrays of ints and bytes), a few dozen
+bytes a row where a `Row` object each would cost several times that; the explorer holds one layout per filter.
+`table[i]` gives a `Row` tuple made on the spot.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple, overload
+
+from pitree.session.entries import Node
+
+Gutters = tuple[tuple[int, bool], ...]
+
+
+class Row(NamedTuple):
+    """One visible line of the tree (a snapshot: changing a layout goes through its `RowTable`)."""
+
+    node: Node
+    indent: int
+    connector: bool
+    is_last: bool
+    gutters: Gutters
+    vroot: bool
+    parent_row: int  # index of the nearest visible ancestor's row, -1 for a root
+    nchildren: int  # visible children
+    end: int  # index after the last row of this row's subtree
+
+
+RowTuple = tuple[Node, int, bool, bool, Gutters, bool, int, int, int]
+
+
+class ActivePath:
+    """The entries on the path root -> leaf: one byte per entry, by file position (`Node.idx`), because every
+    filter's layout holds one and a set of `id()`s would cost far more."""
+
+    __slots__ = ("_on",)
+
+    def __init__(self, leaf: Node | None = None) -> None:
+        self._on = on = bytearray(leaf.idx + 1 if leaf is not None else 0)
+        size = len(on)
+        node = leaf
+        while node is not None:  # `add`, inlined: the path can be most of a 100,000-entry session
+            idx = node.idx
+            if idx >= size:  # an ancestor later in the file than the leaf (it adopted orphans)
+                on.extend(bytes(idx + 1 - size))
+                size = idx + 1
+            on[idx] = 1
+            node = node.parent
+
+    def add(self, node: Node) -> None:
+        on, idx = self._on, node.idx
+        if idx >= len(on):
+            on.extend(bytes(idx + 1 - len(on)))
+        on[idx] = 1
+
+    def mask(self) -> bytearray:
+        """The bytes themselves: 1 at `Node.idx` for an entry on the path (shorter than the tree when the
+        last entries are not on it). For loops over many rows; do not change it."""
+        return self._on
+
+    def __contains__(self, node: object) -> bool:
+        idx = node.idx if isinstance(node, Node) else -1
+        return 0 <= idx < len(self._on) and self._on[idx] == 1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ActivePath) and self._on.rstrip(b"\0") == other._on.rstrip(b"\0")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class RowTable:
+    """A layout's rows as columns. Reads like a sequence of `Row`; `nodes` etc. are the columns themselves."""
+
+    __slots__ = ("nodes", "indent", "connector", "is_last", "gutters", "vroot", "parent_row", "nchildren", "end")
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self.indent = array("i")
+        self.connector = bytearray()
+        self.is_last = bytearray()
+        self.gutters: list[Gutters] = []
+        self.vroot = bytearray()
+        self.parent_row = array("i")
+        self.nchildren = array("i")
+        self.end = array("i")
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __bool__(self) -> bool:
+        return bool(self.nodes)
+
+    @overload
+    def __getitem__(self, i: int) -> Row: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Row]: ...
+    def __getitem__(self, i: int | slice) -> Row | list[Row]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self.nodes)))]
+        return Row(
+            self.nodes[i],
+            self.indent[i],
+            bool(self.connector[i]),
+            bool(self.is_last[i]),
+            self.gutters[i],
+            bool(self.vroot[i]),
+            self.parent_row[i],
+            self.nchildren[i],
+            self.end[i],
+        )
+
+    def __iter__(self) -> Iterator[Row]:
+        for i in range(len(self.nodes)):
+            yield self[i]
+
+    def extend(self, rows: Sequence[Row] | Sequence[tuple[object, ...]]) -> None:
+        """Append rows given as `Row`s or tuples in `Row`'s field order."""
+        if not rows:
+            return
+        nodes, indent, conn, last, gutters, vroot, parent, nch, end = zip(*rows, strict=True)
+        self.nodes.extend(nodes)  # type: ignore[arg-type]
+        self.indent.extend(indent)  # type: ignore[arg-type]
+        self.connector.extend(conn)  # type: ignore[arg-type]
+        self.is_last.extend(last)  # type: ignore[arg-type]
+        self.gutters.extend(gutters)  # type: ignore[arg-type]
+        self.vroot.extend(vroot)  # type: ignore[arg-type]
+        self.parent_row.extend(parent)  # type: ignore[arg-type]
+        self.nchildren.extend(nch)  # type: ignore[arg-type]
+        self.end.extend(end)  # type: ignore[arg-type]
+
+    def insert(self, at: int, rows: Sequence[Row]) -> None:
+        """Put `rows` in before row `at` (indices in the rows themselves are the caller's to shift)."""
+        tail = RowTable()
+        tail.extend(rows)
+        self.nodes[at:at] = tail.nodes
+        self.indent[at:at] = tail.indent
+        self.connector[at:at] = tail.connector
+        self.is_last[at:at] = tail.is_last
+        self.gutters[at:at] = tail.gutters
+        self.vroot[at:at] = tail.vroot
+        self.parent_row[at:at] = tail.parent_row
+        self.nchildren[at:at] = tail.nchildren
+        self.end[at:at] = tail.end
+
+    def replace_node(self, i: int, node: Node) -> None:
+        self.nodes[i] = node
