@@ -21,7 +21,10 @@ class CompareRequested(Message, bubble=False):
 class CompareMixin(ExplorerState):
     """Part of `Explorer`: the mark and the compare actions, and the screen they open."""
 
-    marked_id: str | None = None
+    @property
+    def marked_id(self) -> str | None:
+        """The entry marked with `m`: the tree view holds it, drawn `◆`, and forgets it with the session."""
+        return self.tree_view.compare_mark
 
     def action_mark(self) -> None:
         """Mark the cursor's entry as the first of a comparison (again on it: unmark)."""
@@ -30,10 +33,10 @@ class CompareMixin(ExplorerState):
             return
         shown = make_safe(node.id, keep_newlines=False)
         if self.marked_id == node.id:
-            self.marked_id = None
+            self.tree_view.set_compare_mark(None)
             self.notify(f"unmarked {shown}", title="compare")
             return
-        self.marked_id = node.id
+        self.tree_view.set_compare_mark(node.id)
         self.notify(f"marked {shown}: press d on another entry to compare the two branches", title="compare")
 
     def action_compare(self, with_leaf: bool = False) -> None:

@@ -88,6 +88,7 @@ class TreeBase(ScrollView):
         self._added: list[Node] | None = None  # set by show_tree for _layout_for
         self.extended = False  # the last show_tree updated the layout in place: the leaf only grew
         self.marks: dict[str, str] = {}  # entry id -> "summarized" | "kept" (a selected compaction's audit)
+        self.compare_mark: str | None = None  # the entry marked with `m` as one side of a comparison
         self.shown_instead: Node | None = None  # the entry without a row the cursor's row stands for (`go_to`)
         # The tree's leaf when the rows were laid out: entries the live tail added are not drawn before
         # `show_tree` brings them in, and neither is their leaf.
@@ -158,12 +159,19 @@ class TreeBase(ScrollView):
         self._layouts.clear()
         self._compaction_after.clear()
         self._cache.clear()
-        self.shown, self.matches, self.marks = [], array("l"), {}
+        self.shown, self.matches, self.marks, self.compare_mark = [], array("l"), {}, None
         self.folded.clear()
         self.cursor, self.anchor_id, self._shift_key = 0, None, None
         self.shown_instead = self.leaf = None
         self.virtual_size = Size(self.size.width, 0)
         self.refresh()
+
+    def set_compare_mark(self, entry_id: str | None) -> None:
+        """Show `◆` before the entry marked as one side of a comparison (None: no mark)."""
+        if entry_id != self.compare_mark:
+            self.compare_mark = entry_id
+            self._cache.clear()
+            self.refresh()
 
     def set_marks(self, marks: dict[str, str]) -> None:
         """Mark rows in the gutter (`MARKS`): what the selected compaction summarized and what it kept."""

@@ -104,6 +104,8 @@ class TreeDraw(TreeBase):
         on_path = node in layout.active
         if on_path:
             text.append("• ", get("tree-view--dot"))
+        if node.id == self.compare_mark:
+            text.append("◆ ", get("tree-view--compare"))
         label = tree.labels.get(node.id)
         if label:
             text.append(make_safe(f"[{label}] ", keep_newlines=False), get("tree-view--label"))

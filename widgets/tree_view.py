@@ -31,6 +31,7 @@ class TreeView(TreeDraw, TreeNav):
         "tree-view--guides",
         "tree-view--dot",
         "tree-view--label",
+        "tree-view--compare",
         "tree-view--user",
         "tree-view--assistant",
         "tree-view--tool",
@@ -51,6 +52,7 @@ class TreeView(TreeDraw, TreeNav):
     TreeView > .tree-view--guides { color: $text-muted; }
     TreeView > .tree-view--dot { color: $accent; text-style: bold; }
     TreeView > .tree-view--label { color: $warning; text-style: bold; }
+    TreeView > .tree-view--compare { color: $accent; text-style: bold; }
     TreeView > .tree-view--user { color: $text-accent; }
     TreeView > .tree-view--assistant { color: $text-success; }
     TreeView > .tree-view--tool { color: $text-muted; }

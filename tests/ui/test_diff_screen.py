@@ -10,7 +10,7 @@ from pitree.widgets.compare import CompareRequested
 from pitree.widgets.screens.diff_screen import DiffScreen, DiffTable
 from textual.coordinate import Coordinate
 
-from tests.sessions import chain, user, write_session
+from tests.sessions import chain, user, write_session_file
 from tests.ui.test_app import cursor, make_app, until
 from tests.unit.test_diff import forked
 
@@ -24,7 +24,7 @@ async def _open_diff(pilot, app) -> DiffScreen:  # type: ignore[no-untyped-def]
 
 
 async def test_mark_compare_enter_and_escape(tmp_path: Path) -> None:
-    path = write_session(tmp_path / "s.jsonl", forked())
+    path = write_session_file(tmp_path / "s.jsonl", forked())
     app = make_app(path)
     messages: list[object] = []
     async with app.run_test(size=(120, 36), message_hook=messages.append) as pilot:
@@ -32,7 +32,11 @@ async def test_mark_compare_enter_and_escape(tmp_path: Path) -> None:
         assert app.explorer.go_to_entry("aa2")
         await pilot.press("m")
         assert app.explorer.marked_id == "aa2"
+        view = app.explorer.tree_view
+        marked_row = view.layout_.row_of(app.explorer.stree.get("aa2"))
+        assert "◆ " in view.row_text(marked_row).plain  # the mark is drawn in the tree
         assert app.explorer.go_to_entry("ab2")
+        assert "◆ " not in view.row_text(view.cursor).plain
         screen = await _open_diff(pilot, app)
         assert [(m.a, m.b) for m in messages if isinstance(m, CompareRequested)] == [("aa2", "ab2")]
         assert screen.diff is not None and screen.diff.ancestor is not None and screen.diff.ancestor.id == "r1"
@@ -53,6 +57,7 @@ async def test_mark_compare_enter_and_escape(tmp_path: Path) -> None:
         assert app.explorer.go_to_entry("aa2")
         await pilot.press("m")
         assert app.explorer.marked_id is None
+        assert "◆ " not in view.row_text(view.cursor).plain
         screen = await _open_diff(pilot, app)
         assert screen.diff is not None and (screen.diff.a.id, screen.diff.b.id) == ("ab2", "aa2")
         await pilot.press("escape")
@@ -63,7 +68,7 @@ async def test_mark_compare_enter_and_escape(tmp_path: Path) -> None:
 async def test_both_sides_scroll_together(tmp_path: Path) -> None:
     entries = chain(80)
     entries += [user("x1", entries[3]["id"], "other way", t=200), user("x2", "x1", "and again", t=201)]
-    path = write_session(tmp_path / "s.jsonl", entries)
+    path = write_session_file(tmp_path / "s.jsonl", entries)
     app = make_app(path)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.explorer.stree is not None)
@@ -84,7 +89,7 @@ async def test_both_sides_scroll_together(tmp_path: Path) -> None:
 
 
 async def test_palette_entries(tmp_path: Path) -> None:
-    path = write_session(tmp_path / "s.jsonl", forked())
+    path = write_session_file(tmp_path / "s.jsonl", forked())
     app = make_app(path)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: app.explorer.stree is not None)
@@ -102,7 +107,7 @@ async def test_palette_entries(tmp_path: Path) -> None:
 async def test_hostile_text_stays_inert(tmp_path: Path) -> None:
     hostile = "\x1b[31mred\x1b]0;t\x07 [bold]x[/bold] \u202eevil"
     entries = [user("u", None, "start"), user("h1", "u", hostile, t=1), user("h2", "u", "plain", t=2)]
-    path = write_session(tmp_path / "s.jsonl", entries)
+    path = write_session_file(tmp_path / "s.jsonl", entries)
     app = make_app(path)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: app.explorer.stree is not None)
@@ -121,7 +126,7 @@ async def test_e_writes_markdown_after_a_yes(tmp_path: Path, monkeypatch: pytest
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    path = write_session(tmp_path / "s.jsonl", forked())
+    path = write_session_file(tmp_path / "s.jsonl", forked())
     app = make_app(path)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: app.explorer.stree is not None)

@@ -9,7 +9,7 @@ import orjson
 import pytest
 from pitree.cli.main import main
 
-from tests.sessions import assistant, user, write_session
+from tests.sessions import assistant, user, write_session_file
 from tests.unit.test_diff import forked
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
@@ -18,7 +18,7 @@ HOSTILE = "\x1b[31mred\x1b]0;title\x07 [bold]x[/bold] <script>**y**</script> \u2
 
 @pytest.fixture
 def session(tmp_path: Path) -> Path:
-    return write_session(tmp_path / "s.jsonl", forked())
+    return write_session_file(tmp_path / "s.jsonl", forked())
 
 
 def run(capsysbinary: pytest.CaptureFixture[bytes], *args: str | Path) -> tuple[int, bytes, str]:
@@ -82,7 +82,7 @@ def test_help(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
 
 def test_hostile_text_and_ids_stay_inert(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     bad_id = "id\x1b[2J\u202e"
-    path = write_session(
+    path = write_session_file(
         tmp_path / "h.jsonl",
         [
             user("u", None, HOSTILE, t=0),

@@ -16,7 +16,7 @@ from pitree.session.load import load_bytes
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, load_session
 
-from tests.sessions import assistant, chain, entry, to_bytes, tool_result, user, write_session
+from tests.sessions import assistant, chain, entry, to_bytes, tool_result, user, write_session_file
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 
@@ -47,7 +47,7 @@ def forked() -> list[dict[str, Any]]:
 
 @pytest.fixture
 def session(tmp_path: Path) -> tuple[SessionTree, EntryReader]:
-    path = write_session(tmp_path / "s.jsonl", forked())
+    path = write_session_file(tmp_path / "s.jsonl", forked())
     tree, _ = load_session(path)
     return tree, EntryReader(path, tree)
 
@@ -161,7 +161,7 @@ def test_common_root(paths: list[str], root: str | None) -> None:
 def test_a_long_side_keeps_few_turns_and_reads_only_them(tmp_path: Path) -> None:
     entries = chain(400)  # 200 turns
     entries.append(user("other", entries[9]["id"], "elsewhere", t=500))
-    path = write_session(tmp_path / "s.jsonl", entries)
+    path = write_session_file(tmp_path / "s.jsonl", entries)
     tree, _ = load_session(path)
     reader = EntryReader(path, tree)
     read: list[Node] = []
