@@ -190,7 +190,8 @@ async def test_jump_appends_only_onto_the_file_as_read(demo: Path, pi_appends: b
         before = demo.read_bytes()
         pi_line = b""
         if pi_appends:
-            leaf = app.stree.leaf.id if app.stree is not None and app.stree.leaf is not None else None
+            tree = app.explorer.stree
+            leaf = tree.leaf.id if tree is not None and tree.leaf is not None else None
             pi_line = orjson.dumps({"type": "label", "id": "p1", "parentId": leaf, "timestamp": "x", "targetId": leaf})
             with open(demo, "ab") as fh:
                 fh.write(pi_line + b"\n")
@@ -199,7 +200,7 @@ async def test_jump_appends_only_onto_the_file_as_read(demo: Path, pi_appends: b
         after = demo.read_bytes()
         if pi_appends:
             assert after == before + pi_line + b"\n"
-            await until(pilot, lambda: app.stree is not None and "p1" in app.stree.by_id)
+            await until(pilot, lambda: app.explorer.stree is not None and "p1" in app.explorer.stree.by_id)
         else:
             assert after.startswith(before) and after[len(before) :].count(b"\n") == 1
             assert last(demo)["customType"] == "pitree.jump"

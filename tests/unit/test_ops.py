@@ -21,7 +21,9 @@ from pitree.ops.migrate import migrate
 from pitree.ops.write import append_entry, check_writable, resolve
 from pitree.store.session_file import EntryReader, load_session
 
-from tests.sessions import HEADER, assistant, entry, to_bytes, user
+from tests.sessions import assistant, entry, header, to_bytes, user
+
+HEADER = header()
 
 # u1 - a1 - u2 - a2 (leaf), and a side branch a1 - u3
 ENTRIES = [
@@ -39,7 +41,7 @@ ENTRIES = [
 
 def session(tmp_path: Path, entries: list[dict[str, Any]] = ENTRIES, header: dict[str, Any] | None = HEADER) -> Path:
     path = tmp_path / "s.jsonl"
-    path.write_bytes(to_bytes(entries, header))
+    path.write_bytes(to_bytes(entries, head=header, with_header=header is not None))
     return path
 
 
