@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pitree.session.gcpause import Freezer
+from pitree.session.gcpause import Freezer, LoadPause
 from pitree.session.tree import SessionTree
 from pitree.summary.tokens import load_encoder
 from pitree.widgets.explorer_base import ExplorerBase
@@ -19,19 +19,39 @@ class AfterLoadMixin(ExplorerBase):
     exact_tokens: bool
     _freezer: Freezer
     _freeze_timer: Timer | None
+    _load_pause: LoadPause | None
 
     if TYPE_CHECKING:  # the app's own
 
         def _update_status(self, grown: list | None = None, context: bool = True) -> None: ...
 
+    def pause_collection_until_first_screen(self) -> None:
+        """No cyclic collection from a load's start to its first screen (`LoadPause`): between the load's
+        phases the collector walked the tree built so far again and again (seconds at 1,000,000 entries).
+        Opening another session, a failed load, the first screen and leaving the app each end it."""
+        self.end_collection_pause()
+        self._load_pause = LoadPause()
+
+    def end_collection_pause(self) -> None:
+        if self._load_pause is not None:
+            self._load_pause.release()
+            self._load_pause = None
+
+    def on_unmount(self) -> None:
+        self.end_collection_pause()
+
     def _after_first_screen(self, tree: SessionTree, frozen: bool) -> None:
         """What the first screen of a session need not wait for: the context size in the status bar, the
-        other filters' layouts and, after a session was left, collecting it and freezing the new tree."""
+        other filters' layouts and, after a session was left, collecting it and freezing the new tree.
+        Collection comes back here, once the tree is frozen (or found not freezable yet)."""
         if tree is not self.stree:
             return  # another session was opened meanwhile; its own load does this
-        self._update_status()
-        if not frozen:
-            self._freeze_tree()
+        try:
+            self._update_status()
+            if not frozen:
+                self._freeze_tree()
+        finally:
+            self.end_collection_pause()
         self.prewarm_layouts()
 
     def _freeze_tree(self, tries: int = 5) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pitree.session.context import ContextSize
-from pitree.session.gcpause import Freezer
+from pitree.session.gcpause import Freezer, LoadPause
 from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
@@ -156,6 +156,7 @@ class PitreeApp(LiveViewMixin, AfterLoadMixin, CommandsMixin, WritingMixin, Scre
         self._freezer = Freezer()  # keeps the loaded tree out of collections (see `_freeze_tree`)
         self._context_size: ContextSize | None = None  # Pi's size at the leaf, for the status bar
         self._freeze_timer: Timer | None = None
+        self._load_pause: LoadPause | None = None  # collection off from a load's start to its first screen
 
     # ---- composition -------------------------------------------------------------------------------------
 
@@ -224,6 +225,7 @@ class PitreeApp(LiveViewMixin, AfterLoadMixin, CommandsMixin, WritingMixin, Scre
         self.exact_tokens = self.exact_asked or size < EXACT_TOKENS_FROM or encoder_built()
         self.query_one(EntryView).exact_tokens = self.exact_tokens
         if path.exists():
+            self.pause_collection_until_first_screen()
             self.load_session()
         else:
             self._show_waiting()
@@ -300,6 +302,7 @@ class PitreeApp(LiveViewMixin, AfterLoadMixin, CommandsMixin, WritingMixin, Scre
         self.query_one("#progress", ProgressBar).update(total=message.total, progress=message.done)
 
     def on_pitree_app_load_failed(self, message: LoadFailed) -> None:
+        self.end_collection_pause()
         label = self.query_one("#loading-label", Static)
         label.update(Text(f"Cannot open the session: {make_safe(message.error, keep_newlines=False)}", "bold red"))
         self.notify(message.error, title="pitree", severity="error")
