@@ -273,6 +273,7 @@ class PitreeApp(LiveViewMixin, AfterLoadMixin, CommandsMixin, WritingMixin, Scre
     def load_session(self) -> None:
         worker = get_current_worker()
         path = self.path
+        pause = self._load_pause  # this load's, set by open_session before the worker started
         try:
             tree, builder = load_session_fast(
                 path, progress=self._progress_poster(), cancelled=lambda: worker.is_cancelled
@@ -282,6 +283,10 @@ class PitreeApp(LiveViewMixin, AfterLoadMixin, CommandsMixin, WritingMixin, Scre
         except SessionFileError as exc:
             self.post_message(self.LoadFailed(str(exc)))
             return
+        except BaseException:
+            if pause is not None:  # no first screen will end it: collection must not stay off
+                pause.release()
+            raise
         self.post_message(self.Loaded(path, tree, builder))
 
     def _progress_poster(self, every: float = PROGRESS_EVERY) -> Callable[[int, int], None]:

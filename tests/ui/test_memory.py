@@ -100,3 +100,16 @@ async def test_collection_stays_off_from_the_load_until_the_first_screen_then_co
         await app.workers.wait_for_complete()
         await until(pilot, gc.isenabled)
     assert off_after_load == [True]
+
+
+async def test_a_load_that_fails_unexpectedly_gives_collection_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken_load(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in the loader")
+
+    monkeypatch.setattr(app_module, "load_session_fast", broken_load)
+    app = PitreeApp(_session(tmp_path, 5), watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await until(pilot, gc.isenabled)
