@@ -1,6 +1,8 @@
 // Pi baseline: loads a v3 session file with Pi's own SessionManager.open() and builds getTree(), then prints
 // one JSON line: {"entries","roots","ms_open","ms_tree","ms_total","ms_import","peak_rss_mb"}.
 // ms_total = ms_open + ms_tree; ms_import (loading Pi's package) is reported apart and not included.
+// With --context (anywhere in the arguments) it also runs buildSessionContext() at the leaf, as Pi does when it
+// resumes a session: "ms_context" and "messages" are added and ms_total includes ms_context.
 // Pi rewrites pre-v3 files in place, so only v3 files are accepted and Pi only ever sees a temp copy.
 // Usage: node bench/pi_load.mjs FILE.jsonl [PI_PACKAGE_DIR]   (after bench/setup_node.sh)
 // PI_PACKAGE_DIR: another Pi package to import by path (its dist/index.js), e.g. Pi 1.6 under its own Node 22:
@@ -34,9 +36,9 @@ function headerOf(file) {
     }
 }
 
-const file = process.argv[2];
-if (!file) fail("usage: node bench/pi_load.mjs FILE.jsonl [PI_PACKAGE_DIR]", 2);
-const packageDir = process.argv[3];
+const withContext = process.argv.includes("--context");
+const [file, packageDir] = process.argv.slice(2).filter((arg) => arg !== "--context");
+if (!file) fail("usage: node bench/pi_load.mjs FILE.jsonl [PI_PACKAGE_DIR] [--context]", 2);
 const piModule = packageDir ? pathToFileURL(join(resolve(packageDir), "dist", "index.js")).href : "@mariozechner/pi-coding-agent";
 const header = headerOf(file);
 if (!header || header.type !== "session" || header.version !== 3) {
@@ -64,6 +66,8 @@ try {
     const t2 = performance.now();
     const roots = sm.getTree();
     const t3 = performance.now();
+    const messages = withContext ? sm.buildSessionContext().messages.length : null;
+    const t4 = performance.now();
 
     const after = statSync(copy);
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) {
@@ -75,11 +79,12 @@ try {
         roots: roots.length,
         ms_open: round(t2 - t1),
         ms_tree: round(t3 - t2),
-        ms_total: round(t3 - t1),
+        ms_total: round(t4 - t1),
         ms_import: round(t1 - t0),
         // resourceUsage().maxRSS is in kilobytes.
         peak_rss_mb: round(process.resourceUsage().maxRSS / 1024),
     };
+    if (withContext) Object.assign(result, { ms_context: round(t4 - t3), messages });
     process.stdout.write(`${JSON.stringify(result)}\n`);
 } finally {
     rmSync(work, { recursive: true, force: true });

@@ -7,11 +7,13 @@ usage: python bench/run_all.py [--quick] [--store] [--no-readme]
   --store      also the sessions-browser benchmark (bench/bench_store.py)
   --no-readme  write bench/out/results.md only
 
-Full run, sizes and repeats, chosen to stay near 20 minutes on a 2-core machine (the 1M-entry files, 1 GB and
+Full run, sizes and repeats, chosen to stay near 35 minutes on a 2-core machine (the 1M-entry files, 1 GB and
 190 MB, are generated once into bench/out/, ~1.5 min more the first time):
 - load to JSON: 1k/10k/100k/1M entries of the normal shape and 1M of the tiny shape, median of 3 runs, 1 run for
   files of 500 MB and more (a cold pitree load of 1 GB takes minutes);
 - explorer: pilot and tmux at 1k/10k/100k/1M, 3 runs, 1 at 1M, where the cold first screen is the pilot's only;
+- one big session: 100k (3 runs) and 1M entries (2 runs), each explorer left 30 s past its first screen
+  (~15 min more; `bench/bench_big.py --10m` adds a 10M-entry session, by hand only);
 - live tail: 1, 50 and 200 appends/s on 1k- and 100k-entry sessions;
 - stock Tree: 1k/10k (3 runs), 100k (1 run, capped at 120 s a run) and a 1,016-deep chain.
 """
@@ -116,6 +118,14 @@ def main() -> int:
             ["--sizes", "1000", "--runs", "1", "--keys", "4"]
             if q
             else ["--sizes", "1000,10000,100000,1000000", "--runs", "3", "--big-runs", "1"],
+        ),
+        (
+            "**One big session** (`bench/bench_big.py`, issue #19): Pi 1.6 against `tree --json` and the explorer's "
+            "first screen, memory sampled over the whole run and the quiet spell after the first screen.",
+            "bench_big.py",
+            ["--sizes", "10000", "--runs", "1", "--after", "3", "--no-tmux"]
+            if q
+            else ["--sizes", "100000,1000000", "--runs", "3", "--big-runs", "2", "--after", "30"],
         ),
         (
             "**Live tail** (`bench/bench_tail.py`): append → the entry's row on screen while the explorer watches.",

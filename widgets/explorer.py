@@ -104,7 +104,7 @@ class Explorer(CompareMixin, WritingMixin):
         size = loading.start(path)
         self.query_one(EntryView).exact_tokens = self._count_exactly(size)
         if path.exists():
-            loading.load(path)
+            loading.load(path, self.freezer.pause_collection())
         else:
             loading.show_waiting(path)
             self._status(file_state="waiting for file")
@@ -142,10 +142,20 @@ class Explorer(CompareMixin, WritingMixin):
         other filters' layouts and, after a session was left, collecting it and freezing the new tree."""
         if tree is not self.stree:
             return  # another session was opened meanwhile; its own load does this
-        self._update_status()
-        if not frozen:
-            self.freezer.freeze()
+        try:
+            self._update_status()
+            if not frozen:
+                self.freezer.freeze()
+        finally:
+            self.freezer.end_pause()  # collection comes back once the tree is frozen (or found not freezable yet)
         self.prewarm_layouts()
+
+    @on(LoadingPane.LoadFailed)
+    def _load_failed(self) -> None:
+        self.freezer.end_pause()
+
+    def on_unmount(self) -> None:
+        self.freezer.end_pause()
 
     @work(thread=True, exclusive=True, group="prewarm", description="Preparing filters", exit_on_error=False)
     def prewarm_layouts(self) -> None:

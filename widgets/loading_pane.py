@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from pitree.session.gcpause import LoadPause
 from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
@@ -82,7 +83,9 @@ class LoadingPane(Vertical):
         self.query_one("#progress", ProgressBar).display = False
 
     @work(thread=True, exclusive=True, group="load", description="Loading session", exit_on_error=False)
-    def load(self, path: Path) -> None:
+    def load(self, path: Path, pause: LoadPause | None = None) -> None:
+        """Read `path` into a tree; `pause` (collection held off for this load) is released here only if the
+        worker dies: otherwise the first screen or the failure notice ends it."""
         worker = get_current_worker()
         try:
             tree, builder = load_session_fast(
@@ -93,6 +96,10 @@ class LoadingPane(Vertical):
         except SessionFileError as exc:
             self.post_message(self.LoadFailed(str(exc)))
             return
+        except BaseException:
+            if pause is not None:  # no first screen will end it: collection must not stay off
+                pause.release()
+            raise
         self.post_message(self.Loaded(path, tree, builder))
 
     def progress_poster(self, every: float = PROGRESS_EVERY) -> Callable[[int, int], None]:

@@ -182,6 +182,19 @@ def load_session_fast(
     left for the tailer (or, with `final`, read here).
     """
     st = check_readable(path)
+    # One pause over every phase (see `LoadPause`): the explorer holds its own on top until its first screen.
+    with gc_paused(big=st.st_size > BIG):
+        return _load_fast(path, st, progress, cancelled, save_cache, final)
+
+
+def _load_fast(
+    path: Path,
+    st: os.stat_result,
+    progress: Callable[[int, int], None] | None,
+    cancelled: Callable[[], bool] | None,
+    save_cache: bool,
+    final: bool,
+) -> tuple[SessionTree, SessionBuilder]:
     size = st.st_size
     early = parse_child.take_early(path, st)
     cached = tree_cache.load_cached(path)

