@@ -22,15 +22,19 @@ from pitree.widgets.loading_pane import LoadingPane
 from pitree.widgets.panes import Panes
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.screens import explorer_screens
+from pitree.widgets.screens.text_screen import TextScreen
 from pitree.widgets.status_bar import Status, StatusBar
 from pitree.widgets.tree_header import TreeHeader
 from pitree.widgets.tree_view import TreeView
 from pitree.widgets.writing import WritingMixin
+from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
+from textual.worker import get_current_worker
 
+COUNTING_USAGE = "counting usage…"
 NEWS_SECONDS = 15  # how long "the file was rewritten" stays in the status bar if the user does not move
 
 
@@ -354,7 +358,20 @@ class Explorer(CompareMixin, WritingMixin):
 
     def action_usage(self) -> None:
         if self.stree is not None:
-            self.push_screen(explorer_screens.usage_screen(self.stree))
+            self._news(COUNTING_USAGE)
+            self._count_usage(self.stree)
+
+    @work(thread=True, exclusive=True, group="usage", description="Counting usage", exit_on_error=False)
+    def _count_usage(self, tree: SessionTree) -> None:
+        # A walk of the whole session: seconds at a million entries, so never on the UI thread.
+        body = explorer_screens.usage_text(tree)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_usage, tree, body)
+
+    def _show_usage(self, tree: SessionTree, body: Text) -> None:
+        self._expire_news(COUNTING_USAGE)
+        if tree is self.stree:  # not a session left meanwhile
+            self.push_screen(TextScreen(explorer_screens.USAGE_TITLE, body))
 
     def action_show_skipped(self) -> None:
         if self.stree is not None:

@@ -106,6 +106,28 @@ async def test_usage_view(demo_copy: Path) -> None:
         await until(pilot, lambda: not isinstance(app.screen, TextScreen))
 
 
+async def test_usage_is_counted_off_the_ui_thread(demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A million-entry session takes seconds to count: the UI thread must keep answering keys meanwhile."""
+    import threading
+
+    from pitree.widgets.screens import explorer_screens
+
+    threads: list[bool] = []
+    count = explorer_screens.usage_text
+
+    def observed(tree):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread() is threading.main_thread())
+        return count(tree)
+
+    monkeypatch.setattr(explorer_screens, "usage_text", observed)
+    app = make_app(demo_copy)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        await pilot.press("u")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+    assert threads == [False]
+
+
 async def test_export_from_the_explorer(demo_copy: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from pitree.widgets.screens.export_dialog import ExportDialog
     from textual.widgets import Input

@@ -30,13 +30,16 @@ def help_screen() -> TextScreen:
     return TextScreen("pitree — keys", Markdown(asset_text("help.md")))
 
 
-def usage_screen(tree: SessionTree) -> TextScreen:
-    """Tokens and cost per model and per branch segment."""
+USAGE_TITLE = "usage — tokens and cost of replies, tools, summaries and usage entries (Pi 1.x totals)"
+
+
+def usage_text(tree: SessionTree) -> Text:
+    """Tokens and cost per model and per branch segment: a walk of the whole session, so the explorer runs it in
+    a thread worker and shows the result in a `TextScreen` titled `USAGE_TITLE`."""
     from pitree.cli.textout import usage_tables
     from pitree.session.usage import usage_report
 
-    title = "usage — tokens and cost of replies, tools, summaries and usage entries (Pi 1.x totals)"
-    return TextScreen(title, usage_tables(usage_report(tree)))
+    return usage_tables(usage_report(tree))
 
 
 def skipped_screen(tree: SessionTree, path: Path, builder: SessionBuilder | None) -> TextScreen:
