@@ -295,7 +295,7 @@ class ModelsTable:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         table = _usage_table("Per model", "model")
         longest = max((name.cell_len for name, _ in self.rows), default=5)
-        numbers = sum(max(len(h), *(len(c[k]) for _, c in self.rows)) + 2 for k, h in enumerate(USAGE_HEADS))
+        numbers = sum(max([len(h), *(len(c[k]) for _, c in self.rows)]) + 2 for k, h in enumerate(USAGE_HEADS))
         if longest + 2 + numbers <= options.max_width or not self.rows:
             for name, cells in self.rows:
                 table.add_row(name, *cells)

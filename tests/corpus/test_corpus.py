@@ -112,3 +112,26 @@ def test_pi1_cli_session_context_is_what_pi_16_sends(pi1_file: Path) -> None:
     assert report["system"]["sections"] == ["preamble", "tools", "rules", "docs", "cwd"]
     assert report["system"]["tools"] == ["read", "bash", "edit", "write"]
     assert report["system"]["sourceEntryIds"] == ["292b8f6b"]
+
+
+ALL_PARAMS: list[Path | None] = [*ALL] or [None]
+
+
+@pytest.mark.parametrize("path", ALL_PARAMS, ids=lambda p: p.name if p else "absent")
+@pytest.mark.parametrize("command", ["tree", "context", "compactions", "info", "usage"])
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_every_reading_command_runs_on_every_real_session(
+    path: Path | None, command: str, as_json: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Real sessions hold what generated ones may not (a Pi 1.6 CLI session reports usage with no model): every
+    command a user reads a session with must answer, in text and in JSON, without a traceback."""
+    if path is None:
+        pytest.skip(f"{CORPUS} is not present")
+    from pitree.cli.main import main
+
+    before = path.read_bytes()
+    argv = [command, str(path), *(["--json"] if as_json else []), *(["--no-tiktoken"] if command == "context" else [])]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.strip()
+    assert path.read_bytes() == before
