@@ -42,6 +42,8 @@ def under(path: str, root: str) -> bool:
     """`path` is in `root` or in one of its direct subfolders (what `find_session_files` scans), or in the
     artifacts folder of a session there."""
     parent = os.path.dirname(path)
+    if parent == root or os.path.dirname(parent) == root:  # the common case, without a stat
+        return True
     while parent != root and os.path.isfile(parent + ".jsonl"):  # oh-my-pi's subagents: under their session
         parent = os.path.dirname(parent)
     return parent == root or os.path.dirname(parent) == root

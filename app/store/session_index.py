@@ -25,12 +25,14 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from pitree.store.index_db import SCHEMA_VERSION, IndexDB, index_path, is_busy
-from pitree.store.index_load import Job, Loaded, load_all
 from pitree.store.index_read import SID_SHIFT, IndexReader, SearchHit, under
+
+if TYPE_CHECKING:
+    from pitree.store.index_load import Job, Loaded
 
 __all__ = ["SCHEMA_VERSION", "RefreshStats", "SearchHit", "SessionIndex", "index_path", "is_busy"]
 
@@ -174,6 +176,8 @@ class SessionIndex(IndexDB, IndexReader):
         cancel: Callable[[], bool] | None,
         written: Callable[[int], None] | None,
     ) -> None:
+        from pitree.store.index_load import load_all  # not needed to list a warm index: imported when a file changed
+
         workers = self.workers if self.workers is not None else min(os.cpu_count() or 1, 4)
         writer = _Writer(self, written)
         writer.start()
