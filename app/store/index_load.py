@@ -22,6 +22,7 @@ from pitree.store.index_scan import Unsupported, scan_file, session_facts
 from pitree.store.session_file import load_session_fast
 
 PARALLEL_MIN_BYTES = 64 << 20  # less than this to (re)index: worker processes cost more than they save
+IN_PROCESS_FIRST = 16  # files read in this process while worker processes start
 
 Job = tuple[str, tuple[int, int, int], bool, "dict[str, Any] | None"]  # path, (size, mtime_ns, ino), known, old
 
@@ -42,6 +43,8 @@ class Loaded:
     digest: bytes | None = None
     state: bytes | None = None  # orjson of index_scan's state; None: read whole on the next change
     appended: bool = False
+    first_doc: int = 0  # with `appended`: the number of the first new document, and of the first new label
+    first_label: int = 0
 
 
 class _MappedReader:
@@ -94,6 +97,7 @@ def load_one(path: str, key: tuple[int, int, int], known: bool, old: dict[str, A
         return load_full(path, key, known)
     facts = session_facts(scanned, key[1] / 1e6)
     info = SessionInfo(path=Path(path), size=key[0], mtime=key[1] / 1e6, agent="pi", **facts)
+    state = scanned.state
     return Loaded(
         path,
         key,
@@ -104,8 +108,10 @@ def load_one(path: str, key: tuple[int, int, int], known: bool, old: dict[str, A
         scanned.labels,
         scanned.offset,
         scanned.digest,
-        orjson.dumps(scanned.state),
+        orjson.dumps(state),
         scanned.appended,
+        state["ndocs"] - len(scanned.docs),
+        state["nlabels"] - len(scanned.labels),
     )
 
 
@@ -113,7 +119,8 @@ def load_all(
     todo: list[Job], cancel: Callable[[], bool] | None, total_bytes: int, workers: int
 ) -> Iterator[Loaded | None]:
     """Loaded files; None once `cancel()` says stop. In `todo`'s order in process; big jobs use worker
-    processes and come in completion order."""
+    processes and come in completion order, except the first few, read here while the workers start (the
+    newest sessions: the rows a list shows first)."""
     if workers <= 1 or len(todo) < 2 or total_bytes < PARALLEL_MIN_BYTES:
         for job in todo:
             if cancel is not None and cancel():
@@ -130,12 +137,19 @@ def load_all(
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
             pending: set[Future[Loaded]] = set()
-            queue = iter(todo)
+            head = todo[:IN_PROCESS_FIRST]
+            queue = iter(todo[IN_PROCESS_FIRST:])
             try:
                 for job in queue:
                     pending.add(pool.submit(load_one, *job))
                     if len(pending) >= workers * 4:
                         break
+                for job in head:
+                    if cancel is not None and cancel():
+                        yield None
+                        return
+                    finished.add(job[0])
+                    yield load_one(*job)
                 while pending:
                     done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
                     for fut in done:

@@ -277,7 +277,6 @@ class SessionIndex(IndexDB, IndexReader):
             item.state,
         )
         row = conn.execute("SELECT sid, docs FROM sessions WHERE path = ?", (item.path,)).fetchone()
-        state = orjson.loads(item.state) if item.state is not None else None
         if row is not None:
             sid, ndocs = row
             if not item.appended:
@@ -300,8 +299,8 @@ class SessionIndex(IndexDB, IndexReader):
             assert sid is not None
         base = sid << SID_SHIFT
         # Entry documents continue after the stored ones; label documents after every label stored before.
-        first_doc = state["ndocs"] - len(item.docs) if item.appended and state else 0
-        first_label = state["nlabels"] - len(item.labels) if item.appended and state else 0
+        first_doc = item.first_doc if item.appended else 0
+        first_label = item.first_label if item.appended else 0
         if item.docs:
             conn.executemany(
                 "INSERT INTO docs (rowid, text, entry_id, kind) VALUES (?,?,?,?)",
