@@ -399,6 +399,7 @@ def test_worker_processes_give_the_same_index(
         expected = [(s.id, s.entries, s.branches, s.last_activity) for s in one.sessions()]
         hits = one.search("manager")
     monkeypatch.setattr(index_load, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(index_load, "IN_PROCESS_FIRST", 1)  # one file here, the rest in the workers
     with SessionIndex(tmp_path / "many.sqlite3") as many:
         many.workers = 2
         stats = many.refresh(files)
