@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from pitree.session.dialect_omp import header_is_omp
+from pitree.session.dialect_omp import OMP_TYPES, header_is_omp
 from pitree.session.entries import parse_timestamp
 from pitree.session.summary_info import DOC_MAX, FIRST_MESSAGE_MAX, NO_MESSAGES, _message_texts
 from pitree.session.text import as_str, extract_content, js_string, normalize
@@ -169,7 +169,7 @@ class _Scan:
                 else:  # a cleared label set again goes last, as in the tree's dict
                     self.labels.pop(target, None)
                     self.labels[target] = None
-        elif etype == "title_change":
+        if etype in OMP_TYPES:  # the file is oh-my-pi's after all (dialect_omp.fill_omp's rule)
             raise Unsupported("oh-my-pi entry")
 
     def _message(self, eid: str, entry: dict[str, Any], msg: dict[str, Any]) -> None:
