@@ -259,7 +259,7 @@ def _session_by_id(arg: str, session_dir: str | None) -> Path | None:
     """`pitree 01a2` opens the session whose id starts so (looked up in the sessions index)."""
     if "/" in arg or arg.endswith(".jsonl"):
         return None
-    from pitree.cli.browse import resolve_session_arg
+    from pitree.cli.resolve_id import resolve_session_arg
 
     try:
         return resolve_session_arg(arg, session_dir)
