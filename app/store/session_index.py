@@ -77,7 +77,7 @@ class _Writer(threading.Thread):
             if self.error is not None:
                 continue
             try:
-                self.index._write(self.index._conn(), *job)
+                self.index._write(self.index._writer_conn(), *job)
                 self.count += len(job[0])
                 if self.written is not None and job[0]:
                     self.written(self.count)
@@ -102,7 +102,17 @@ class SessionIndex(IndexDB, IndexReader):
     def __init__(self, db_path: Path | None = None, busy_timeout: float = 30.0) -> None:
         super().__init__(db_path, busy_timeout)
         self._refresh_lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
         self.workers: int | None = None  # processes for a big refresh; None: one per core (at most 4)
+
+    def _writer_conn(self) -> sqlite3.Connection:
+        """The writer threads' connection: one for every refresh (they never overlap: `_refresh_lock`), so a
+        browser refreshing on every change of the folder does not open one per refresh."""
+        with self._lock:
+            if self._writer is None or self._writer not in self._conns:  # close() closed it
+                self._writer = self._open()
+                self._conns.append(self._writer)
+            return self._writer
 
     def __enter__(self) -> SessionIndex:
         return self

@@ -186,3 +186,11 @@ def test_written_is_called_before_the_whole_build(tmp_path: Path) -> None:
     assert seen[0][0] < 40 and seen[-1][0] == 40
     assert seen[0][1] == seen[0][0]  # what was reported written is there to list
     assert [n for n, _ in seen] == sorted(n for n, _ in seen)
+
+
+def test_refreshes_reuse_one_writer_connection(session: Path, tmp_path: Path) -> None:
+    with SessionIndex(tmp_path / "idx.sqlite3") as idx:
+        for n in range(5):
+            _append(session, to_bytes([user(f"x{n}", "k1" if n == 0 else f"x{n - 1}", "more", t=20 + n)], header=None))
+            assert idx.refresh([session]).appended == 1
+        assert len(idx._conns) == 2  # this thread's and the writer's
