@@ -190,6 +190,7 @@ def test_written_is_called_before_the_whole_build(tmp_path: Path) -> None:
 
 def test_refreshes_reuse_one_writer_connection(session: Path, tmp_path: Path) -> None:
     with SessionIndex(tmp_path / "idx.sqlite3") as idx:
+        idx.refresh([session])
         for n in range(5):
             _append(session, to_bytes([user(f"x{n}", "k1" if n == 0 else f"x{n - 1}", "more", t=20 + n)], header=None))
             assert idx.refresh([session]).appended == 1
