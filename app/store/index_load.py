@@ -45,6 +45,7 @@ class Loaded:
     appended: bool = False
     first_doc: int = 0  # with `appended`: the number of the first new document, and of the first new label
     first_label: int = 0
+    start: int = 0  # with `appended`: the stored offset it was read on from
 
 
 class _MappedReader:
@@ -112,6 +113,7 @@ def load_one(path: str, key: tuple[int, int, int], known: bool, old: dict[str, A
         scanned.appended,
         state["ndocs"] - len(scanned.docs),
         state["nlabels"] - len(scanned.labels),
+        old["offset"] if scanned.appended and old is not None else 0,
     )
 
 

@@ -286,9 +286,11 @@ class SessionIndex(IndexDB, IndexReader):
             item.digest,
             item.state,
         )
-        row = conn.execute("SELECT sid, docs FROM sessions WHERE path = ?", (item.path,)).fetchone()
+        row = conn.execute("SELECT sid, docs, offset FROM sessions WHERE path = ?", (item.path,)).fetchone()
+        if item.appended and (row is None or row[2] != item.start):
+            return  # another process rewrote or dropped the row since it was read: the next refresh reads again
         if row is not None:
-            sid, ndocs = row
+            sid, ndocs, _ = row
             if not item.appended:
                 _drop_docs(conn, sid)
                 ndocs = 0

@@ -195,3 +195,24 @@ def test_refreshes_reuse_one_writer_connection(session: Path, tmp_path: Path) ->
             _append(session, to_bytes([user(f"x{n}", "k1" if n == 0 else f"x{n - 1}", "more", t=20 + n)], header=None))
             assert idx.refresh([session]).appended == 1
         assert len(idx._conns) == 2  # this thread's and the writer's
+
+
+def test_an_append_read_against_a_row_another_process_changed_is_not_written(session: Path, tmp_path: Path) -> None:
+    from pitree.store.index_load import load_one
+
+    db = tmp_path / "idx.sqlite3"
+    with SessionIndex(db) as idx:
+        idx.refresh([session])
+        conn = idx._conn()
+        path = os.path.abspath(session)
+        old = idx._resume_point(conn, path)
+        _append(session, to_bytes(_more(), header=None))
+        st = session.stat()
+        loaded = load_one(path, (st.st_size, st.st_mtime_ns, st.st_ino), True, old)
+        assert loaded.appended and loaded.start == old["offset"]  # type: ignore[index]
+        conn.execute("UPDATE sessions SET offset = offset + 1")  # as if another process had written it since
+        idx._write(idx._writer_conn(), [loaded], [])
+        assert idx.sessions()[0].entries == 6 and idx.search("browser") == []
+        assert idx.refresh([session]).updated == 1  # not taken for indexed: read again, whole
+        assert idx.sessions()[0].entries == 13
+    assert _snapshot(db) == _fresh(session, tmp_path)
