@@ -1,25 +1,26 @@
 """One pass over a Pi v3 session file for what the sessions list and search need, and the state to read on
 from where it stopped when the file grows.
 
-`scan_file(path, key, known, old)` reads the file once in blocks, never building a tree: a tool result (about
+`scan_file(path, size, ino, old)` reads the file once in blocks, never building a tree: a tool result (about
 half of a typical file) is recognised by its first bytes and only its id and parentId are taken; every other
 line is parsed with orjson. It follows `session.summary_info`'s rules exactly (name, first message, last
 activity, entries, branches, compactions, search documents in file order, labels in their own rowid range).
 
-Anything the fast path does not model returns None so the caller loads the file through the tree
+Anything the fast path does not model raises `Unsupported`, and the caller loads the file through the tree
 (`index_load.load_full`): no v3 Pi header, oh-my-pi, a line that is not a JSON object with a string type and id,
-a duplicate id, a parent not seen before, an entry that is its own parent.
+a blank line, a duplicate id, a parent not seen before (an entry that is its own parent included).
 
 Appends: `Scanned.state` holds what continuing needs (every id, the leaves, the facts so far); `offset` is the
 end of the last whole line read (a torn last line, e.g. from a killed writer, is never indexed) and `digest`
 hashes the bytes at both ends of the indexed prefix. A later scan with `old` set checks the inode, the size and
 that digest, then reads only from `offset`; a shorter file, another inode or another digest reads it whole.
+Pi only appends, or rewrites a file whole (a migration changes its header); a rewrite that kept the first and
+the last 4 KB before the offset byte for byte and changed only the middle would not be noticed.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -290,8 +291,3 @@ def session_facts(scanned: Scanned, mtime_ms: float) -> dict[str, Any]:
         "created": created if created == created else None,
         "parent_session": parent if isinstance(parent, str) and parent else None,
     }
-
-
-def file_key(path: str) -> tuple[int, int, int]:
-    st = os.stat(path)
-    return st.st_size, st.st_mtime_ns, st.st_ino
