@@ -190,7 +190,9 @@ async def test_rows_arrive_while_indexing_and_x_stops_it(tmp_path: Path, monkeyp
         await until(pilot, lambda: screen._indexing is not None)
         head = str(screen.query_one("#browser-head").render())
         assert "indexing" in head and "x stops" in head
-        await pilot.press("x")
+        await pilot.press("slash", "x")  # typed into the search box: not a key for the list
+        assert screen.refreshing and screen.query_one(Input).value == "x"
+        await pilot.press("escape", "x")
         assert not screen.refreshing
         release.set()
         await until(pilot, lambda: not any(w.is_running for w in screen.workers if w.group == "browser-index"))
