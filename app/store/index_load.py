@@ -167,8 +167,9 @@ def load_all(
             finally:
                 for fut in pending:
                     fut.cancel()
-    except (BrokenProcessPool, OSError):
-        # Workers could not start (e.g. a __main__ that cannot be re-imported): finish in this process.
+    except (BrokenProcessPool, OSError, ValueError, RuntimeError):
+        # Workers could not start (a __main__ that cannot be re-imported; under Textual, whose stderr has no file
+        # descriptor, multiprocessing's resource tracker fails with ValueError): finish in this process.
         for job in todo:
             if job[0] in finished:
                 continue

@@ -216,3 +216,32 @@ def test_an_append_read_against_a_row_another_process_changed_is_not_written(ses
         assert idx.refresh([session]).updated == 1  # not taken for indexed: read again, whole
         assert idx.sessions()[0].entries == 13
     assert _snapshot(db) == _fresh(session, tmp_path)
+
+
+def test_workers_that_cannot_start_leave_the_refresh_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import concurrent.futures
+
+    import pitree.store.index_load as index_load
+
+    folder = tmp_path / "sessions" / "--work-x--"
+    folder.mkdir(parents=True)
+    files = []
+    for i in range(5):
+        path = folder / f"s{i}.jsonl"
+        path.write_bytes(to_bytes([user("u1", None, f"session {i}", t=1)], header={**HEADER, "id": f"id-{i}"}))
+        files.append(path)
+
+    class NoPool:
+        def __init__(self, *args: Any, **kw: Any) -> None:
+            raise ValueError("bad value(s) in fds_to_keep")  # what Textual's stderr makes the resource tracker say
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
+    monkeypatch.setattr(index_load, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(index_load, "IN_PROCESS_FIRST", 1)
+    with SessionIndex(tmp_path / "idx.sqlite3") as idx:
+        idx.workers = 2
+        stats = idx.refresh(files)
+        assert (stats.added, stats.errors) == (5, 0)
+        assert len(idx.sessions()) == 5
