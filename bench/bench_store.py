@@ -55,7 +55,8 @@ def written(n):
     first.set()
 worker = threading.Thread(target=lambda: idx.refresh(find_session_paths(root), written=written))
 worker.start()
-first.wait()
+if not first.wait(600):
+    sys.exit("nothing written")
 rows = idx.sessions()
 print(f"rows {len(rows)}", flush=True)
 worker.join()
@@ -65,18 +66,23 @@ idx.close()
 
 # The browser itself, headless (Textual's pilot): until its table shows the first rows, then until indexed.
 BROWSER_ROWS = """
-import asyncio, sys
+import asyncio, sys, time
 from pitree.widgets.app import PitreeApp
 from pitree.widgets.screens.browser import BrowserScreen, BrowserState
 from textual.widgets import DataTable
 async def main():
     app = PitreeApp(None, watch=False, browser=BrowserState(session_dir=sys.argv[1], show_all=True))
+    deadline = time.monotonic() + 600  # a refresh that failed never lists: fail, do not hang
     async with app.run_test(size=(160, 40)) as pilot:
         while not (isinstance(app.screen, BrowserScreen) and app.screen.query_one(DataTable).row_count):
             await pilot.pause(0.005)
+            if time.monotonic() > deadline:
+                sys.exit("no rows")
         print(f"rows {app.screen.query_one(DataTable).row_count}", flush=True)
         while app.screen.stats is None:
             await pilot.pause(0.02)
+            if time.monotonic() > deadline:
+                sys.exit("never indexed")
         print("built", flush=True)
 asyncio.run(main())
 """
