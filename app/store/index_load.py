@@ -10,6 +10,7 @@ return plain picklable values.
 from __future__ import annotations
 
 import mmap
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +118,26 @@ def load_one(path: str, key: tuple[int, int, int], known: bool, old: dict[str, A
     )
 
 
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker with the process's real stderr: it hands the child
+    `sys.stderr.fileno()`, and under Textual sys.stderr is a capture object without a descriptor (-1)."""
+    from multiprocessing import resource_tracker
+
+    saved = sys.stderr
+    try:
+        try:
+            usable = saved is not None and saved.fileno() >= 0
+        except (AttributeError, OSError, ValueError):
+            usable = False
+        if not usable and sys.__stderr__ is not None:
+            sys.stderr = sys.__stderr__
+        resource_tracker.ensure_running()
+    except (OSError, ValueError):
+        pass  # the pool then fails to start and load_all reads the files in this process
+    finally:
+        sys.stderr = saved
+
+
 def load_all(
     todo: list[Job], cancel: Callable[[], bool] | None, total_bytes: int, workers: int
 ) -> Iterator[Loaded | None]:
@@ -134,6 +155,7 @@ def load_all(
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
+    _start_resource_tracker()
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     finished: set[str] = set()
     try:

@@ -34,7 +34,8 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 SEARCH_DELAY = 0.2  # seconds of no typing before a search runs
-RELIST_EVERY = 0.5  # seconds between relists while indexing adds rows
+RELIST_EVERY = 2.0  # seconds between relists while indexing adds rows (a table of thousands is rebuilt each time)
+PROGRESS_EVERY = 0.1  # seconds between the index worker's progress messages (each one costs the UI thread)
 HIT_COLUMNS = (("session", 40), ("kind", 10), ("entry", 9), ("match", 100))
 
 
@@ -115,6 +116,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self._columns_for = 0  # the width the session columns were chosen for
         self.refreshing = False
         self._indexing: tuple[int, int] | None = None  # (files read, files to read) while indexing
+        self._progress_at = 0.0  # monotonic time of the worker's last Progress message
         self.stats: RefreshStats | None = None
         self._search_timer: Timer | None = None
         self._stop_watch = asyncio.Event()
@@ -158,7 +160,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         for root in self.roots:
             part = self.index.refresh(
                 find_session_paths(root),
-                progress=lambda done, total, _b, _bt: self.post_message(self.Progress(done, total)),
+                progress=self._post_progress,
                 cancel=lambda: worker.is_cancelled,
                 root=root,
                 written=lambda n: self.post_message(self.Written(n)),
@@ -168,6 +170,11 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
             stats.cancelled = stats.cancelled or part.cancelled
         if not worker.is_cancelled:
             self.post_message(self.Refreshed(stats))
+
+    def _post_progress(self, done: int, total: int, _bytes: int, _total_bytes: int) -> None:
+        if (now := time.monotonic()) - self._progress_at >= PROGRESS_EVERY or done == total:
+            self._progress_at = now
+            self.post_message(self.Progress(done, total))
 
     async def _watch(self, root: Path) -> None:
         async for _ in watch_sessions(root, self._stop_watch, poll_fallback=30.0):
@@ -185,7 +192,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
 
     def on_browser_screen_written(self, message: Written) -> None:
         # What is indexed so far, so a cold start shows rows at once: the first batch right away, then at most
-        # every RELIST_EVERY seconds (rebuilding the table of thousands of rows is not free).
+        # every RELIST_EVERY seconds.
         now = time.monotonic()
         if self.refreshing and self.mode == "sessions" and (not self.sessions or now - self._listed_at > RELIST_EVERY):
             self.show_sessions()
