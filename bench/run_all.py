@@ -1,10 +1,10 @@
 """`make bench`: every benchmark in one run; writes bench/out/results.md, the raw figures as bench/out/*.json, and
 the figures block of README.md (between `<!-- bench:begin -->` and `<!-- bench:end -->`).
 
-usage: python bench/run_all.py [--quick] [--store] [--no-readme]
+usage: python bench/run_all.py [--quick] [--no-store] [--no-readme]
   --quick      1k entries (load also 10k), 1-2 runs: a smoke run of every script in a few minutes, written to
                bench/out/results.quick.md; README.md is left alone
-  --store      also the sessions-browser benchmark (bench/bench_store.py)
+  --no-store   without the sessions-list benchmark (bench/bench_store.py: 3,000 sessions against Pi 1.6's listAll)
   --no-readme  write bench/out/results.md only
 
 Full run, sizes and repeats, chosen to stay near 35 minutes on a 2-core machine (the 1M-entry files, 1 GB and
@@ -94,7 +94,7 @@ def replace_block(readme: str, text: str) -> str | None:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--store", action="store_true")
+    parser.add_argument("--no-store", action="store_true")
     parser.add_argument("--no-readme", action="store_true")
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
@@ -152,12 +152,13 @@ def main() -> int:
             ],
         ),
     ]
-    if args.store and (BENCH / "bench_store.py").exists():
+    if not args.no_store:
         jobs.append(
             (
-                "**Sessions browser** (`bench/bench_store.py`).",
+                "**Sessions list** (`bench/bench_store.py`): first rows, cold build, second start and an append, "
+                "against Pi 1.6's `SessionManager.listAll`.",
                 "bench_store.py",
-                ["--sessions", "200", "--size", "200M", "--runs", "2"] if q else [],
+                ["--sessions", "200", "--size", "30M", "--runs", "2"] if q else ["--sessions", "3000", "--runs", "3"],
             )
         )
     sections: list[str] = []
@@ -169,7 +170,7 @@ def main() -> int:
         sections += [title, text]
         took.append(f"{Path(script).stem} {seconds / 60:.1f} min")
     total = time.perf_counter() - t0
-    command = f"python bench/run_all.py{' --quick' if q else ''}{' --store' if args.store else ''}"
+    command = f"python bench/run_all.py{' --quick' if q else ''}{' --no-store' if args.no_store else ''}"
     header = (
         f"Measured {started} on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{_node_version()}, `{command}` ({total / 60:.0f} min: {', '.join(took)}). Load average at the start "

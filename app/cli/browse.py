@@ -1,9 +1,10 @@
 """`pitree ls` and `pitree search`: the sessions on disk and full-text search over them, for people and scripts;
-and `resolve_session_arg` for `pitree ID-PREFIX`.
+and the index refresh they share (`cli.index_refresh`); `pitree ID-PREFIX` is `cli.resolve_id`'s.
 
-Both commands refresh the sessions index first (only new or changed files are read; progress on stderr when
-that takes a while and stderr is a terminal). Without `--all` they keep to the current folder's sessions (header
-`cwd` equal to the working directory; with the default layout only its `--<cwd>--` folder is scanned).
+Both commands refresh the sessions index first (`cli.index_refresh`: only new or changed files are read, an
+appended one only from where it was indexed; progress on stderr when that takes a while and stderr is a
+terminal). Without `--all` they keep to the current folder's sessions (header `cwd` equal to the working
+directory; with the default layout only its `--<cwd>--` folder is scanned).
 
 `pitree ls --json` prints one object:
     {"root": str, "scope": "cwd" | "all", "cwd": str,
@@ -27,33 +28,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 from pitree.cli.common import CliError
+from pitree.cli.index_refresh import BUSY_WAIT, busy_note, refreshed
+from pitree.cli.index_refresh import scopes as folder_scopes
 from pitree.session.summary_info import SessionInfo, thread_sessions
 from pitree.session.text import count, human_size, json_safe, make_safe
-from pitree.store.catalog import (
-    cwd_folder_name,
-    find_session_files,
-    find_session_paths,
-    is_default_layout,
-    read_header,
-    session_roots,
-)
-from pitree.store.omp_paths import cwd_folder as omp_cwd_folder
+from pitree.store.catalog import find_session_paths
 from pitree.store.session_index import SearchHit, SessionIndex, is_busy
 
 TITLE_MAX = 72
 AGENTS = {"pi": "pi", "omp": "oh-my-pi"}  # the agent column: which agent wrote the file (its dialect)
-PROGRESS_AFTER = 0.3  # seconds of indexing before progress is shown (a warm refresh shows nothing)
-BUSY_WAIT = 2.0  # seconds to wait for another process's lock on the index before reading the files directly
-_ID_PREFIX = re.compile(r"[0-9a-fA-F][0-9a-fA-F-]{0,35}")
 
 
 def _emit_json(data: Any) -> None:
@@ -61,67 +51,18 @@ def _emit_json(data: Any) -> None:
     sys.stdout.buffer.flush()
 
 
-def _progress_printer() -> tuple[Callable[[int, int, int, int], None] | None, Callable[[], None]]:
-    """A progress callback for refresh (None when stderr is not a terminal) and a function clearing its line."""
-    if not sys.stderr.isatty():
-        return None, lambda: None
-    started = time.monotonic()
-    state = {"last": 0.0, "shown": False}
-
-    def show(done: int, total: int, done_bytes: int, total_bytes: int) -> None:
-        now = time.monotonic()
-        if now - started < PROGRESS_AFTER or (now - state["last"] < 0.1 and done < total):
-            return
-        state["last"], state["shown"] = now, True
-        sys.stderr.write(
-            f"\rindexing sessions: {done}/{total} files, {human_size(done_bytes)} of {human_size(total_bytes)}\x1b[K"
-        )
-        sys.stderr.flush()
-
-    def clear() -> None:
-        if state["shown"]:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
-
-    return show, clear
-
-
-def _scopes(session_dir: str | None, all_: bool) -> tuple[Path, list[tuple[Path, str | None]]]:
-    """(root for display, [(folder to scan, cwd filter)]): Pi's sessions and oh-my-pi's (`session_roots`)."""
-    roots = session_roots(session_dir)
-    shown = Path(os.path.abspath(roots[0][0]))
-    if all_:
-        return shown, [(Path(os.path.abspath(r)), None) for r, _ in roots]
-    cwd = os.getcwd()
-    if not is_default_layout(session_dir):
-        return shown, [(Path(os.path.abspath(r)), cwd) for r, _ in roots]
-    folders: list[tuple[Path, str | None]] = []
-    for root, agent in roots:
-        name = cwd_folder_name(cwd) if agent == "pi" else omp_cwd_folder(cwd)
-        folders.append((Path(os.path.abspath(root)) / name, cwd))
-    return shown, folders
-
-
-def _refreshed(index: SessionIndex, folder: Path) -> None:
-    show, clear = _progress_printer()
-    try:
-        index.refresh(find_session_paths(folder), progress=show, root=folder)
-    finally:
-        clear()
-
-
 def list_sessions(
     session_dir: str | None = None, all_: bool = False, index: SessionIndex | None = None
 ) -> tuple[Path, list[tuple[SessionInfo, int]], list[tuple[Path, str]]]:
     """(root, sessions in Pi's threaded order with depth, files that failed) after refreshing the index."""
-    root, scopes = _scopes(session_dir, all_)
+    root, scopes = folder_scopes(session_dir, all_)
     own = index is None
     idx = index or SessionIndex(busy_timeout=BUSY_WAIT)
     infos: list[SessionInfo] = []
     errors: list[tuple[Path, str]] = []
     try:
         for folder, cwd in scopes:
-            _refreshed(idx, folder)
+            refreshed(idx, folder)
             infos += idx.sessions(cwd=cwd, root=folder)
             errors += idx.errors(root=folder)
     except Exception as exc:
@@ -129,7 +70,7 @@ def list_sessions(
             raise
         from pitree.store.direct_scan import list_files
 
-        _busy_note("listing")
+        busy_note("listing")
         infos, errors = [], []
         for folder, cwd in scopes:
             found, failed = list_files(find_session_paths(folder), cwd)
@@ -140,10 +81,6 @@ def list_sessions(
             idx.close()
     infos.sort(key=lambda s: (-s.last_activity, str(s.path)))
     return root, thread_sessions(infos), errors
-
-
-def _busy_note(doing: str) -> None:
-    print(f"pitree: index busy (another process holds it): {doing} the files directly", file=sys.stderr)
 
 
 def _info_json(s: SessionInfo, depth: int) -> dict[str, Any]:
@@ -259,13 +196,13 @@ def search_sessions(
     index: SessionIndex | None = None,
 ) -> tuple[Path, list[SearchHit]]:
     """(root, hits) after refreshing the index; ValueError for a bad query."""
-    root, scopes = _scopes(session_dir, all_)
+    root, scopes = folder_scopes(session_dir, all_)
     own = index is None
     idx = index or SessionIndex(busy_timeout=BUSY_WAIT)
     hits: list[SearchHit] = []
     try:
         for folder, cwd in scopes:
-            _refreshed(idx, folder)
+            refreshed(idx, folder)
             hits += idx.search(query, limit=limit - len(hits), cwd=cwd, root=folder) if len(hits) < limit else []
         return root, hits
     except Exception as exc:
@@ -273,7 +210,7 @@ def search_sessions(
             raise
         from pitree.store.direct_scan import search_files
 
-        _busy_note("searching")
+        busy_note("searching")
         hits = []
         for folder, cwd in scopes:
             hits += search_files(find_session_paths(folder), query, limit - len(hits), cwd) if len(hits) < limit else []
@@ -343,58 +280,6 @@ def cmd_search(args: argparse.Namespace) -> int:
     if len(hits) >= args.limit:
         print(f"pitree: showing the first {args.limit} matches (--limit N for more)", file=sys.stderr)
     return 0
-
-
-def _candidates_by_name(files: list[Path], prefix: str) -> list[tuple[Path, dict[str, Any]]]:
-    """Files whose Pi-style name (`<time>_<uuid>.jsonl`) carries an id starting with `prefix`, header-checked."""
-    out: list[tuple[Path, dict[str, Any]]] = []
-    low = prefix.lower()
-    for path in files:
-        stem = path.name[: -len(".jsonl")]
-        name_id = stem.rsplit("_", 1)[-1].lower()
-        if not name_id.startswith(low):
-            continue
-        header = read_header(path)
-        if header is not None and str(header["id"]).lower().startswith(low):
-            out.append((path, header))
-    return out
-
-
-def resolve_session_arg(arg: str, session_dir: str | None = None) -> Path | None:
-    """The session file whose id starts with `arg` (Pi's `--session ID` rule: the current folder's sessions
-    first, then all). None when `arg` is not an id prefix or nothing matches; ValueError when it is ambiguous."""
-    if not _ID_PREFIX.fullmatch(arg):
-        return None
-    roots = [Path(os.path.abspath(r)) for r, _ in session_roots(session_dir)]
-    files = [f for root in roots for f in find_session_files(root)]
-    cwd = os.getcwd()
-    # Fast path: Pi names files after the session id, so most lookups need only a few headers.
-    found = [(p, str(h["id"]), h.get("cwd")) for p, h in _candidates_by_name(files, arg)]
-    if not found:
-        try:
-            with SessionIndex(busy_timeout=BUSY_WAIT) as index:
-                for root in roots:
-                    _refreshed(index, root)
-                    found += [(s.path, s.id, s.cwd) for s in index.by_id_prefix(arg, root=root)]
-        except Exception as exc:
-            if not is_busy(exc):
-                raise
-            from pitree.store.direct_scan import list_files
-
-            _busy_note("looking the id up in")
-            found = []
-            for root in roots:
-                infos, _ = list_files(find_session_paths(root))
-                found += [(s.path, s.id, s.cwd) for s in infos if s.id.lower().startswith(arg.lower())]
-    if not found:
-        return None
-    local = [f for f in found if f[2] == cwd]
-    chosen = local or found
-    if len(chosen) == 1:
-        return chosen[0][0]
-    shown = "; ".join(f"{sid} {path}" for path, sid, _ in sorted(chosen, key=lambda f: f[1])[:8])
-    more = f"; … {len(chosen) - 8} more" if len(chosen) > 8 else ""
-    raise ValueError(f"session id prefix {arg!r} is ambiguous ({len(chosen)} sessions): {shown}{more}")
 
 
 def add_browse_commands(sub: Any) -> None:

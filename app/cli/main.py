@@ -117,7 +117,8 @@ def _add_file(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The subcommands' parser; with `command`, only that subcommand's module is imported (a fast start)."""
     parser = _Parser(
         prog="pitree",
         description="Explore Pi coding-agent session trees. `pitree FILE` opens the explorer.",
@@ -149,15 +150,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_file(p)
     p.set_defaults(func=cmd_usage)
 
-    from pitree.cli.browse import add_browse_commands
-    from pitree.cli.diff import add_diff_command
-    from pitree.cli.export import add_export_command
-    from pitree.cli.write import add_write_commands
+    if command in (None, "export"):
+        from pitree.cli.export import add_export_command
 
-    add_export_command(sub)
-    add_browse_commands(sub)
-    add_write_commands(sub)
-    add_diff_command(sub)
+        add_export_command(sub)
+    if command in (None, "ls", "search"):
+        from pitree.cli.browse import add_browse_commands
+
+        add_browse_commands(sub)
+    if command in (None, "branch", "label"):
+        from pitree.cli.write import add_write_commands
+
+        add_write_commands(sub)
+    if command in (None, "diff"):
+        from pitree.cli.diff import add_diff_command
+
+        add_diff_command(sub)
     return parser
 
 
@@ -207,7 +215,7 @@ def _session_by_id(arg: str, session_dir: str | None) -> Path | None:
     """`pitree 01a2` opens the session whose id starts so (looked up in the sessions index)."""
     if "/" in arg or arg.endswith(".jsonl"):
         return None
-    from pitree.cli.browse import resolve_session_arg
+    from pitree.cli.resolve_id import resolve_session_arg
 
     try:
         return resolve_session_arg(arg, session_dir)
@@ -256,7 +264,7 @@ def main(argv: Sequence[str] | None = None, tui: OpenTui | None = None) -> int:
     try:
         argv = hoist_session_dir(argv)
         if argv and argv[0] in SUBCOMMANDS:
-            args = build_parser().parse_args(argv)
+            args = build_parser(argv[0]).parse_args(argv)
             func: Callable[[argparse.Namespace], int] = args.func
             return func(args)
         if argv and argv[0] in ("-h", "--help"):

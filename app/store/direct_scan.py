@@ -13,7 +13,9 @@ from pathlib import Path
 
 from pitree.session.query import Query, matches, parse_query, snippet
 from pitree.session.summary_info import SessionInfo
-from pitree.store.session_index import SearchHit, _load, _Loaded
+from pitree.store.index_load import Loaded as _Loaded
+from pitree.store.index_load import load_one as _load
+from pitree.store.index_read import SearchHit
 
 
 def _loaded(files: Iterable[str | os.PathLike[str]]) -> list[_Loaded]:

@@ -161,3 +161,40 @@ async def test_the_numbers_stay_on_screen_at_80_columns(store: Path, width: int)
             assert "cwd" in head and "compactions" in head
         await pilot.press("tab")  # every folder: the cwd column tells the sessions apart
         await until(pilot, lambda: "cwd" in screen_text(app))
+
+
+async def test_rows_arrive_while_indexing_and_x_stops_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    import pitree.store.index_load as index_load
+
+    root = tmp_path / "sessions"
+    for i in range(40):
+        _write(root, HERE, f"2026-01-01T00-00-{i:02d}-000Z", f"dddd{i:04d}", [user("u1", None, f"task {i}", t=i)])
+    release = threading.Event()
+    real = index_load.load_one
+    calls: list[str] = []
+
+    def slow(*args: Any) -> Any:  # the build stalls after 20 files until the test lets it go
+        calls.append(args[0])
+        if len(calls) > 20:
+            release.wait(10)
+        return real(*args)
+
+    monkeypatch.setattr(index_load, "load_one", slow)
+    app = make(root)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
+        screen = browser(app)
+        assert screen.refreshing and 0 < len(screen.rows) < 40  # first rows before the whole build
+        await until(pilot, lambda: screen._indexing is not None)
+        head = str(screen.query_one("#browser-head").render())
+        assert "indexing" in head and "x stops" in head
+        await pilot.press("slash", "x")  # typed into the search box: not a key for the list
+        assert screen.refreshing and screen.query_one(Input).value == "x"
+        await pilot.press("escape", "x")
+        assert not screen.refreshing
+        release.set()
+        await until(pilot, lambda: not any(w.is_running for w in screen.workers if w.group == "browser-index"))
+        assert len(calls) < 40 and screen.stats is None  # stopped: the rest was never read
+        assert "indexing stopped" in str(screen.query_one("#browser-head").render())

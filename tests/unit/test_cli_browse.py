@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pitree.cli.browse as cli_browse
+import pitree.cli.index_refresh as index_refresh
 import pytest
-from pitree.cli.browse import add_browse_commands, resolve_session_arg
+from pitree.cli.browse import add_browse_commands
+from pitree.cli.resolve_id import resolve_session_arg
 from pitree.cli.common import CliError
 
 from tests.sessions import assistant, entry, user
@@ -203,7 +204,7 @@ def test_progress_on_a_terminal(
     in_a: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake = _Tty()
-    monkeypatch.setattr(cli_browse, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(index_refresh, "PROGRESS_AFTER", 0.0)
     monkeypatch.setattr("sys.stderr", fake)
     run_json(["ls", "--all"], capsys)
     shown = fake.getvalue()

@@ -181,7 +181,7 @@ def test_ls_lists_omp_beside_pi_with_subagents_under_their_session(
 def test_search_and_id_prefix_find_omp_sessions(omp_home: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     hits = _json(["search", "nested task"], capsys)["hits"]
     assert [Path(h["path"]).name for h in hits] == ["helper.jsonl"]
-    from pitree.cli.browse import resolve_session_arg
+    from pitree.cli.resolve_id import resolve_session_arg
 
     assert resolve_session_arg(SESSION_ID[:13]) == omp_home["parent"]
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pitree.store.session_index as session_index
+import pitree.store.index_load as index_load
 import pytest
 from pitree.session.summary_info import NO_MESSAGES, SessionInfo, scan_session, search_documents, thread_sessions
 from pitree.store.catalog import cwd_folder_name, find_session_files
@@ -398,7 +398,8 @@ def test_worker_processes_give_the_same_index(
         one.refresh(files)
         expected = [(s.id, s.entries, s.branches, s.last_activity) for s in one.sessions()]
         hits = one.search("manager")
-    monkeypatch.setattr(session_index, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(index_load, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(index_load, "IN_PROCESS_FIRST", 1)  # one file here, the rest in the workers
     with SessionIndex(tmp_path / "many.sqlite3") as many:
         many.workers = 2
         stats = many.refresh(files)

@@ -1,9 +1,10 @@
 """`BrowserScreen`: every Pi session on disk (`pitree` with no file), and full-text search across them.
 
 The list comes from the SQLite index (`store.session_index`): what it already holds is on screen at once,
-then a thread worker brings it up to date with a progress bar (cold: every file is read; warm: only new
-and changed ones), and a watch on the sessions folder refreshes it whenever Pi writes. The current
-folder's sessions come first (Pi's cwd match); Tab shows all of them. Forked sessions sit under their
+then a thread worker brings it up to date with a progress bar (cold: every file is read, and rows are
+listed as they are written, newest first; warm: only new and changed ones; `x` stops it), and a watch on the
+sessions folder refreshes it whenever Pi writes. The current folder's sessions come first (Pi's cwd match);
+Tab shows all of them. Forked sessions sit under their
 parent (header `parentSession`). `/` searches every session (words, "phrase", re:regex); Enter opens the
 selected session, or a search hit at its entry. The screen dismisses with (path, entry id or None).
 """
@@ -21,7 +22,7 @@ from pitree.session.text import count, human_size, make_safe
 from pitree.store.catalog import find_session_paths, session_roots
 from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
 from pitree.store.watch import watch_sessions
-from pitree.widgets.screens.browser_columns import session_columns
+from pitree.widgets.screens.browser_columns import agent_cell, relative_age, session_columns
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -32,15 +33,10 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
-AGENT_NAMES = {"pi": "pi", "omp": "oh-my-pi"}  # the agent column: which agent wrote the session
 SEARCH_DELAY = 0.2  # seconds of no typing before a search runs
+RELIST_EVERY = 2.0  # seconds between relists while indexing adds rows (a table of thousands is rebuilt each time)
+PROGRESS_EVERY = 0.1  # seconds between the index worker's progress messages (each one costs the UI thread)
 HIT_COLUMNS = (("session", 40), ("kind", 10), ("entry", 9), ("match", 100))
-
-
-def _agent(s: SessionInfo, depth: int) -> str:
-    """Which agent wrote the session; an oh-my-pi subagent transcript (listed under its session) says so."""
-    sub = depth and s.agent == "omp" and not s.parent_session
-    return AGENT_NAMES.get(s.agent, s.agent) + (" sub" if sub else "")
 
 
 @dataclass
@@ -52,14 +48,6 @@ class BrowserState:
     show_all: bool = False
     query: str = ""
     selected: str | None = None  # path of the selected row
-
-
-def relative_age(ms: float, now: float | None = None) -> str:
-    seconds = max(0.0, (now if now is not None else time.time()) - ms / 1000)
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size:.0f}{unit} ago"
-    return "just now"
 
 
 class BrowserScreen(Screen[tuple[Path, str | None] | None]):
@@ -76,6 +64,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         Binding("tab", "toggle_scope", "This folder / all", priority=True),
         Binding("slash", "search", "Search all", key_display="/"),
         Binding("escape", "clear_search", "Back to the list", show=False),
+        Binding("x", "stop_indexing", "Stop indexing"),
         Binding("q", "quit_browser", "Quit"),
     ]
 
@@ -95,6 +84,16 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
 
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, BrowserScreen.Progress)
+
+    class Written(Message):
+        """Posted by the index worker each time another batch of sessions is in the index (rows to list)."""
+
+        def __init__(self, count: int) -> None:
+            self.count = count
+            super().__init__()
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, BrowserScreen.Written)
 
     class Found(Message):
         """Posted by the search worker with its hits (or an error for a bad query)."""
@@ -116,6 +115,8 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self.mode = "sessions"  # or "hits"
         self._columns_for = 0  # the width the session columns were chosen for
         self.refreshing = False
+        self._indexing: tuple[int, int] | None = None  # (files read, files to read) while indexing
+        self._progress_at = 0.0  # monotonic time of the worker's last Progress message
         self.stats: RefreshStats | None = None
         self._search_timer: Timer | None = None
         self._stop_watch = asyncio.Event()
@@ -159,15 +160,21 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         for root in self.roots:
             part = self.index.refresh(
                 find_session_paths(root),
-                progress=lambda done, total, _b, _bt: self.post_message(self.Progress(done, total)),
+                progress=self._post_progress,
                 cancel=lambda: worker.is_cancelled,
                 root=root,
+                written=lambda n: self.post_message(self.Written(n)),
             )
             for name in ("added", "updated", "removed", "unchanged", "errors", "seconds"):
                 setattr(stats, name, getattr(stats, name) + getattr(part, name))
             stats.cancelled = stats.cancelled or part.cancelled
         if not worker.is_cancelled:
             self.post_message(self.Refreshed(stats))
+
+    def _post_progress(self, done: int, total: int, _bytes: int, _total_bytes: int) -> None:
+        if (now := time.monotonic()) - self._progress_at >= PROGRESS_EVERY or done == total:
+            self._progress_at = now
+            self.post_message(self.Progress(done, total))
 
     async def _watch(self, root: Path) -> None:
         async for _ in watch_sessions(root, self._stop_watch, poll_fallback=30.0):
@@ -176,18 +183,39 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
                 self.refresh_index()
 
     def on_browser_screen_progress(self, message: Progress) -> None:
-        bar = self.query_one(ProgressBar)
-        if message.total and message.done < message.total:
+        if self.refreshing and message.total and message.done < message.total:
+            self._indexing = (message.done, message.total)
+            bar = self.query_one(ProgressBar)
             bar.display = True
             bar.update(total=message.total, progress=message.done)
-            self._update_head(f"indexing {message.done:,}/{message.total:,} sessions …")
-            now = time.monotonic()
-            if self.mode == "sessions" and now - self._listed_at > 1.0:
-                self.show_sessions()  # what is indexed so far (written in batches), so a cold start shows rows
-                self._update_head(f"indexing {message.done:,}/{message.total:,} sessions …")
+            self._update_head()
+
+    def on_browser_screen_written(self, message: Written) -> None:
+        # What is indexed so far, so a cold start shows rows at once: the first batch right away, then at most
+        # every RELIST_EVERY seconds.
+        now = time.monotonic()
+        if self.refreshing and self.mode == "sessions" and (not self.sessions or now - self._listed_at > RELIST_EVERY):
+            self.show_sessions()
+
+    def _busy(self) -> str | None:
+        if not self.refreshing or self._indexing is None:
+            return None
+        return f"indexing {self._indexing[0]:,}/{self._indexing[1]:,} sessions … (x stops)"
+
+    def action_stop_indexing(self) -> None:
+        if not self.refreshing:
+            return
+        self.workers.cancel_group(self, "browser-index")
+        self.refreshing = False
+        self._indexing = None
+        self.query_one(ProgressBar).display = False
+        if self.mode == "sessions":
+            self.show_sessions()
+        self._update_head("indexing stopped: the list holds what was read (it resumes when Pi writes)")
 
     def on_browser_screen_refreshed(self, message: Refreshed) -> None:
         self.refreshing = False
+        self._indexing = None
         self.stats = message.stats
         self.query_one(ProgressBar).display = False
         stats = message.stats
@@ -233,7 +261,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
                 "branches": Text(f"{s.branches:,}", justify="right"),
                 "compactions": Text(f"{s.compactions:,}", justify="right"),
                 "size": Text(human_size(s.size), justify="right"),
-                "agent": Text(_agent(s, depth), "dim"),
+                "agent": Text(agent_cell(s, depth), "dim"),
             }
             table.add_row(*(cells[n] for n in names), key=str(s.path))
             if keep is not None and str(s.path) == keep:
@@ -243,6 +271,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self._update_head()
 
     def _update_head(self, busy: str | None = None) -> None:
+        busy = busy if busy is not None else self._busy()
         head = Text()
         head.append("Pi sessions ", "bold")
         head.append(make_safe(str(self.root), keep_newlines=False), "cyan")

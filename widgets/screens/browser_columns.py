@@ -1,7 +1,14 @@
 """Which columns the sessions browser shows at a width: all of them when they fit; on a narrow terminal the
-least useful go first, so the numbers stay on screen instead of scrolling off to the right."""
+least useful go first, so the numbers stay on screen instead of scrolling off to the right; and the texts of
+the cells that are not the session's own (age, agent)."""
 
 from __future__ import annotations
+
+import time
+
+from pitree.session.summary_info import SessionInfo
+
+AGENT_NAMES = {"pi": "pi", "omp": "oh-my-pi"}  # the agent column: which agent wrote the session
 
 # Fixed widths: a table filled while the screen is being shown again would otherwise size columns to nothing.
 SESSION_COLUMNS = (
@@ -47,3 +54,17 @@ def session_columns(width: int, show_all: bool, agents: set[str]) -> list[tuple[
         rest -= widths["cwd"]
     widths["session"] = max(MIN_SESSION, min(fixed["session"], rest))
     return [(name, widths[name]) for name in shown]
+
+
+def agent_cell(s: SessionInfo, depth: int) -> str:
+    """Which agent wrote the session; an oh-my-pi subagent transcript (listed under its session) says so."""
+    sub = depth and s.agent == "omp" and not s.parent_session
+    return AGENT_NAMES.get(s.agent, s.agent) + (" sub" if sub else "")
+
+
+def relative_age(ms: float, now: float | None = None) -> str:
+    seconds = max(0.0, (now if now is not None else time.time()) - ms / 1000)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size:.0f}{unit} ago"
+    return "just now"
