@@ -16,8 +16,8 @@ from typing import Any
 import pitree.cli.index_refresh as index_refresh
 import pytest
 from pitree.cli.browse import add_browse_commands
-from pitree.cli.resolve_id import resolve_session_arg
 from pitree.cli.common import CliError
+from pitree.cli.resolve_id import resolve_session_arg
 
 from tests.sessions import assistant, entry, user
 from tests.unit.test_session_index import ID_A1, ID_A2, ID_B1, ID_B2, write
