@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pitree.session.summary_info import SessionInfo, thread_sessions
-from pitree.session.text import count, human_size, make_safe
+from pitree.session.text import count, make_safe
 from pitree.store.catalog import find_session_paths, session_roots
 from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
 from pitree.store.watch import watch_sessions
-from pitree.widgets.screens.browser_columns import agent_cell, relative_age, session_columns
+from pitree.widgets.screens.browser_columns import HIT_COLUMNS, hit_cells, session_cells, session_columns
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -36,7 +36,6 @@ from textual.worker import get_current_worker
 SEARCH_DELAY = 0.2  # seconds of no typing before a search runs
 RELIST_EVERY = 2.0  # seconds between relists while indexing adds rows (a table of thousands is rebuilt each time)
 PROGRESS_EVERY = 0.1  # seconds between the index worker's progress messages (each one costs the UI thread)
-HIT_COLUMNS = (("session", 40), ("kind", 10), ("entry", 9), ("match", 100))
 
 
 @dataclass
@@ -251,18 +250,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         now = time.time()
         target = 0
         for i, (s, depth) in enumerate(self.rows):
-            title = Text("  " * depth + ("└ " if depth else ""), "dim")
-            title.append(make_safe(s.title, keep_newlines=False)[:120], "bold" if s.name else "")
-            cells = {
-                "last activity": relative_age(s.last_activity, now),
-                "session": title,
-                "cwd": Text(make_safe(s.cwd, keep_newlines=False), "dim"),
-                "entries": Text(f"{s.entries:,}", justify="right"),
-                "branches": Text(f"{s.branches:,}", justify="right"),
-                "compactions": Text(f"{s.compactions:,}", justify="right"),
-                "size": Text(human_size(s.size), justify="right"),
-                "agent": Text(agent_cell(s, depth), "dim"),
-            }
+            cells = session_cells(s, depth, now)
             table.add_row(*(cells[n] for n in names), key=str(s.path))
             if keep is not None and str(s.path) == keep:
                 target = i
@@ -372,15 +360,6 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         if not worker.is_cancelled:
             self.post_message(self.Found(query, hits, error))
 
-    def _hit_title(self, hit: SearchHit) -> Text:
-        """The session's title; a fork's (which often shares its parent's first message) says it is one."""
-        info = self._by_path.get(str(hit.path))
-        title = Text()
-        if info is not None and info.parent_session:
-            title.append("fork: ", "bold yellow")
-        title.append(make_safe(hit.title, keep_newlines=False)[:40], "bold")
-        return title
-
     @property
     def _by_path(self) -> dict[str, SessionInfo]:
         if self._by_path_of is not self.sessions:
@@ -398,11 +377,5 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         for name, width in HIT_COLUMNS:
             table.add_column(name, key=name, width=width)
         for i, hit in enumerate(message.hits):
-            table.add_row(
-                self._hit_title(hit),
-                Text(hit.kind, "dim"),
-                Text(make_safe(hit.entry_id, keep_newlines=False), "cyan"),
-                Text(make_safe(hit.snippet, keep_newlines=False)),
-                key=str(i),
-            )
+            table.add_row(*hit_cells(hit, self._by_path.get(str(hit.path))), key=str(i))
         self._update_head(make_safe(message.error, keep_newlines=False) if message.error else None)

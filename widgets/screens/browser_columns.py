@@ -1,12 +1,16 @@
 """Which columns the sessions browser shows at a width: all of them when they fit; on a narrow terminal the
 least useful go first, so the numbers stay on screen instead of scrolling off to the right; and the texts of
-the cells that are not the session's own (age, agent)."""
+every cell of a session's row and of a search hit's, as `Text` made safe (titles, paths and ids come from the
+session files)."""
 
 from __future__ import annotations
 
 import time
 
 from pitree.session.summary_info import SessionInfo
+from pitree.session.text import human_size, make_safe
+from pitree.store.session_index import SearchHit
+from rich.text import Text
 
 AGENT_NAMES = {"pi": "pi", "omp": "oh-my-pi"}  # the agent column: which agent wrote the session
 
@@ -21,6 +25,7 @@ SESSION_COLUMNS = (
     ("size", 9),
     ("agent", 12),
 )
+HIT_COLUMNS = (("session", 40), ("kind", 10), ("entry", 9), ("match", 100))
 PADDING = 2  # DataTable's cell padding, both sides
 SCROLLBAR = 2
 MIN_SESSION, MIN_CWD = 24, 12
@@ -68,3 +73,34 @@ def relative_age(ms: float, now: float | None = None) -> str:
         if seconds >= size:
             return f"{seconds // size:.0f}{unit} ago"
     return "just now"
+
+
+def session_cells(s: SessionInfo, depth: int, now: float) -> dict[str, str | Text]:
+    """A session's row, by column name; `depth` indents a fork under its parent."""
+    title = Text("  " * depth + ("└ " if depth else ""), "dim")
+    title.append(make_safe(s.title, keep_newlines=False)[:120], "bold" if s.name else "")
+    return {
+        "last activity": relative_age(s.last_activity, now),
+        "session": title,
+        "cwd": Text(make_safe(s.cwd, keep_newlines=False), "dim"),
+        "entries": Text(f"{s.entries:,}", justify="right"),
+        "branches": Text(f"{s.branches:,}", justify="right"),
+        "compactions": Text(f"{s.compactions:,}", justify="right"),
+        "size": Text(human_size(s.size), justify="right"),
+        "agent": Text(agent_cell(s, depth), "dim"),
+    }
+
+
+def hit_cells(hit: SearchHit, info: SessionInfo | None) -> tuple[Text, Text, Text, Text]:
+    """A search hit's row (`HIT_COLUMNS`); the title of a fork (which often shares its parent's first message)
+    says it is one."""
+    title = Text()
+    if info is not None and info.parent_session:
+        title.append("fork: ", "bold yellow")
+    title.append(make_safe(hit.title, keep_newlines=False)[:40], "bold")
+    return (
+        title,
+        Text(hit.kind, "dim"),
+        Text(make_safe(hit.entry_id, keep_newlines=False), "cyan"),
+        Text(make_safe(hit.snippet, keep_newlines=False)),
+    )
