@@ -11,7 +11,7 @@ import pitree.store.index_scan as index_scan
 import pytest
 from pitree.store.session_index import SessionIndex
 
-from tests.sessions import HEADER, assistant, entry, to_bytes, tool_result, user
+from tests.sessions import assistant, entry, header, to_bytes, tool_result, user
 
 pytestmark = pytest.mark.writes_session  # the tests stand in for Pi: they append to, rewrite and cut the files
 
@@ -88,7 +88,7 @@ def test_append_reads_only_the_appended_bytes(session: Path, tmp_path: Path, cou
         first_read = sum(counted)
         assert first_read >= session.stat().st_size
         counted.clear()
-        extra = to_bytes(_more(), header=None)
+        extra = to_bytes(_more(), with_header=False)
         _append(session, extra)
         stats = idx.refresh([session])
         assert (stats.updated, stats.appended) == (1, 1)
@@ -128,7 +128,7 @@ def test_rewrite_that_grows_is_not_taken_for_an_append(session: Path, tmp_path: 
 
 def test_truncation_reads_whole(session: Path, tmp_path: Path) -> None:
     db = tmp_path / "idx.sqlite3"
-    _append(session, to_bytes(_more(), header=None))
+    _append(session, to_bytes(_more(), with_header=False))
     with SessionIndex(db) as idx:
         idx.refresh([session])
         assert idx.search("browser")
@@ -142,7 +142,7 @@ def test_truncation_reads_whole(session: Path, tmp_path: Path) -> None:
 
 def test_a_torn_last_line_is_never_indexed_as_whole(session: Path, tmp_path: Path) -> None:
     db = tmp_path / "idx.sqlite3"
-    line = to_bytes([user("u2", "k1", "now the browser", t=7)], header=None)
+    line = to_bytes([user("u2", "k1", "now the browser", t=7)], with_header=False)
     _append(session, line[:-20])  # a writer killed mid-line
     with SessionIndex(db) as idx:
         idx.refresh([session])
@@ -160,13 +160,13 @@ def test_a_file_the_scan_does_not_model_is_read_whole_each_time(tmp_path: Path) 
     folder = tmp_path / "sessions" / "--work-x--"
     folder.mkdir(parents=True)
     path = folder / "v2.jsonl"
-    path.write_bytes(to_bytes(_base(), header={**HEADER, "version": 2}))
+    path.write_bytes(to_bytes(_base(), version=2))
     db = tmp_path / "idx.sqlite3"
     with SessionIndex(db) as idx:
         idx.refresh([path])
         # the scan gave up on the header and the tree loader read it: nothing to read on from
         assert idx._conn().execute("SELECT state FROM sessions").fetchone() == (None,)
-        _append(path, to_bytes(_more(), header=None))
+        _append(path, to_bytes(_more(), with_header=False))
         stats = idx.refresh([path])
         assert (stats.updated, stats.appended) == (1, 0)
     assert _snapshot(db) == _fresh(path, tmp_path)
@@ -178,7 +178,7 @@ def test_written_is_called_before_the_whole_build(tmp_path: Path) -> None:
     files = []
     for i in range(40):
         path = folder / f"s{i:02d}.jsonl"
-        path.write_bytes(to_bytes([user("u1", None, f"session {i}", t=1)], header={**HEADER, "id": f"id-{i}"}))
+        path.write_bytes(to_bytes([user("u1", None, f"session {i}", t=1)], head=header(id=f"id-{i}")))
         files.append(path)
     seen: list[tuple[int, int]] = []
     with SessionIndex(tmp_path / "idx.sqlite3") as idx:
@@ -192,7 +192,8 @@ def test_refreshes_reuse_one_writer_connection(session: Path, tmp_path: Path) ->
     with SessionIndex(tmp_path / "idx.sqlite3") as idx:
         idx.refresh([session])
         for n in range(5):
-            _append(session, to_bytes([user(f"x{n}", "k1" if n == 0 else f"x{n - 1}", "more", t=20 + n)], header=None))
+            line = user(f"x{n}", "k1" if n == 0 else f"x{n - 1}", "more", t=20 + n)
+            _append(session, to_bytes([line], with_header=False))
             assert idx.refresh([session]).appended == 1
         assert len(idx._conns) == 2  # this thread's and the writer's
 
@@ -206,7 +207,7 @@ def test_an_append_read_against_a_row_another_process_changed_is_not_written(ses
         conn = idx._conn()
         path = os.path.abspath(session)
         old = idx._resume_point(conn, path)
-        _append(session, to_bytes(_more(), header=None))
+        _append(session, to_bytes(_more(), with_header=False))
         st = session.stat()
         loaded = load_one(path, (st.st_size, st.st_mtime_ns, st.st_ino), True, old)
         assert loaded.appended and loaded.start == old["offset"]  # type: ignore[index]
@@ -230,7 +231,7 @@ def test_workers_that_cannot_start_leave_the_refresh_to_this_process(
     files = []
     for i in range(5):
         path = folder / f"s{i}.jsonl"
-        path.write_bytes(to_bytes([user("u1", None, f"session {i}", t=1)], header={**HEADER, "id": f"id-{i}"}))
+        path.write_bytes(to_bytes([user("u1", None, f"session {i}", t=1)], head=header(id=f"id-{i}")))
         files.append(path)
 
     class NoPool:
