@@ -166,6 +166,19 @@ def test_no_import_circle(layer: str) -> None:
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
 
 
+MAX_LINES = 400  # past this a module is asking to be split (STYLE.md rule 7)
+
+
+@pytest.mark.parametrize("layer", ["app", "widgets"])
+def test_no_module_is_over_400_lines(layer: str) -> None:
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in sorted((ROOT / layer).rglob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
 def test_no_app_module_imports_widgets_or_textual() -> None:
     for name, (source, is_package) in sources(ROOT / "app").items():
         bad = {t for t in imported_names(source, name, is_package) if t.split(".")[0] == "textual"}
