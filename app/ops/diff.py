@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from itertools import zip_longest
 from typing import Any
 
-from pitree.ops.diff_turns import TURNS_MAX, ReadEntries, Side, Turn, build_side, side_nodes
+from pitree.ops.diff_turns import TURNS_MAX, ReadEntries, Side, Turn, build_side
 from pitree.session.context import ContextSize, build_context, project, usage_tokens
 from pitree.session.dialect_omp import OMP
 from pitree.session.entries import Node
@@ -91,41 +91,17 @@ def context_size(tree: SessionTree, tip: Node) -> ContextSize:
     return ContextSize(used + more, used, more, source)
 
 
-def _depth(node: Node) -> int:
-    d = 0
-    parent = node.parent
-    while parent is not None:
-        d += 1
-        parent = parent.parent
-    return d
-
-
-def common_ancestor(a: Node, b: Node) -> Node | None:
-    """`SessionTree.common_ancestor` without holding a root path: both ends are brought to the same depth, then
-    walked up together (a 1M-deep path costs two walks, not a million-entry set)."""
-    da, db = _depth(a), _depth(b)
-    x: Node | None = a
-    y: Node | None = b
-    for _ in range(da - db):
-        x = x.parent if x is not None else None
-    for _ in range(db - da):
-        y = y.parent if y is not None else None
-    while x is not None and y is not None and x is not y:
-        x, y = x.parent, y.parent
-    return x if x is y else None
-
-
 def compare(
     tree: SessionTree, a: Node, b: Node, read: ReadEntries | None = None, turns_max: int = TURNS_MAX
 ) -> BranchDiff:
     """The comparison of the branches ending at `a` and `b` (either may be an inner entry)."""
-    ancestor = common_ancestor(a, b)
+    ancestor = tree.common_ancestor(a, b)
     diff = BranchDiff(
         a,
         b,
         ancestor,
-        build_side(a, side_nodes(ancestor, a), read, turns_max),
-        build_side(b, side_nodes(ancestor, b), read, turns_max),
+        build_side(a, tree.branch(a, after=ancestor), read, turns_max),
+        build_side(b, tree.branch(b, after=ancestor), read, turns_max),
         context_size(tree, a),
         context_size(tree, b),
     )

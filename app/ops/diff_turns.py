@@ -107,17 +107,6 @@ def _strip(text: str, prefix: str) -> str:
     return text[len(prefix) :] if text.startswith(prefix) else text
 
 
-def side_nodes(ancestor: Node | None, tip: Node) -> list[Node]:
-    """The entries after `ancestor` up to `tip`, oldest first (the whole root path when `ancestor` is None)."""
-    out: list[Node] = []
-    node: Node | None = tip
-    while node is not None and node is not ancestor:
-        out.append(node)
-        node = node.parent
-    out.reverse()
-    return out
-
-
 def _tally(side: Side, node: Node) -> None:
     """The side's own figures from one entry (every entry of the side passes here)."""
     ts = node.ts

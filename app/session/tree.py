@@ -102,10 +102,10 @@ class SessionTree:
                 raise ValueError(f"id prefix {id_or_prefix!r} is ambiguous ({len(matches)} entries: {shown}…)")
         raise ValueError(f"no entry with id {id_or_prefix!r} in this session")
 
-    def branch(self, node: Node | None) -> list[Node]:
-        """Pi's getBranch: root -> node, inclusive."""
+    def branch(self, node: Node | None, after: Node | None = None) -> list[Node]:
+        """Pi's getBranch: root -> node, inclusive; with `after` (an ancestor of `node`), only the entries below it."""
         path: list[Node] = []
-        while node is not None:
+        while node is not None and node is not after:
             path.append(node)
             node = node.parent
         path.reverse()
@@ -118,15 +118,20 @@ class SessionTree:
         return {n.id for n in self.active_path()}
 
     def common_ancestor(self, a: Node | None, b: Node | None) -> Node | None:
-        """The deepest entry on both root paths (Pi's collectEntriesForBranchSummary rule)."""
+        """The deepest entry on both root paths (Pi's collectEntriesForBranchSummary rule). Both ends are brought to
+        the same depth, then walked up together: a million-deep path costs two walks, not a million-entry set."""
         if a is None or b is None:
             return None
-        on_a = {id(n) for n in self.branch(a)}
-        while b is not None:
-            if id(b) in on_a:
-                return b
-            b = b.parent
-        return None
+        da, db = self.depth(a), self.depth(b)
+        x: Node | None = a
+        y: Node | None = b
+        for _ in range(da - db):
+            x = x.parent if x is not None else None
+        for _ in range(db - da):
+            y = y.parent if y is not None else None
+        while x is not None and y is not None and x is not y:
+            x, y = x.parent, y.parent
+        return x if x is y else None
 
     def leaves(self) -> list[Node]:
         """Entries without children (the tips of every branch), in file order."""

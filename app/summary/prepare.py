@@ -95,13 +95,7 @@ def collect_for_summary(tree: SessionTree, old_leaf: Node | None, target: Node) 
     if old_leaf is None:
         return [], None
     ancestor = tree.common_ancestor(old_leaf, target)
-    out: list[Node] = []
-    node: Node | None = old_leaf
-    while node is not None and node is not ancestor:
-        out.append(node)
-        node = node.parent
-    out.reverse()
-    return out, ancestor
+    return tree.branch(old_leaf, after=ancestor), ancestor
 
 
 def _project(message: dict[str, Any], edit: dict[str, Any]) -> dict[str, Any] | None:

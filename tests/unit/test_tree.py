@@ -221,6 +221,8 @@ def test_branch_and_common_ancestor() -> None:
     get = tree.get
     assert ids(tree.branch(get("a3"))) == ["u1", "a1", "u3", "a3"]
     assert tree.branch(None) == []
+    assert ids(tree.branch(get("a3"), after=get("a1"))) == ["u3", "a3"]
+    assert tree.branch(get("a3"), after=get("a3")) == []
     assert tree.common_ancestor(get("a2"), get("a3")) is get("a1")
     assert tree.common_ancestor(get("a2"), get("a2")) is get("a2")
     assert tree.common_ancestor(get("a2"), get("u1")) is get("u1")  # one is an ancestor of the other
