@@ -155,14 +155,8 @@ class SessionScan:
                 continue
             role = "assistant" if msg.get("role") == "assistant" else "user"
             content = msg.get("content")
-            text, tools = _message_texts(content, role == "assistant")
-            stamp = msg.get("timestamp")
-            when: float | None = None
-            if type(stamp) is int or type(stamp) is float:
-                when = float(stamp)
-            elif isinstance(entry.get("timestamp"), str):
-                t = parse_timestamp(entry["timestamp"])
-                when = t if t == t else None
+            text, tools = message_texts(content, role == "assistant")
+            when = message_time(msg, entry)
             if when is not None:  # Pi: Math.max(lastActivityTime ?? 0, t)
                 facts.last_activity = max(facts.last_activity if facts.last_activity is not None else 0.0, when)
             if text:
@@ -176,7 +170,19 @@ class SessionScan:
 _TOOL_ARGS = ("path", "file_path", "pattern", "command", "url", "query")
 
 
-def _message_texts(content: Any, tools: bool) -> tuple[str, str]:
+def message_time(msg: dict[str, Any], entry: dict[str, Any]) -> float | None:
+    """When a message counts as activity (Pi's getLastActivityTime): its own numeric timestamp, else the entry's
+    ISO time; None when neither gives one."""
+    stamp = msg.get("timestamp")
+    if type(stamp) is int or type(stamp) is float:
+        return float(stamp)
+    if isinstance(entry.get("timestamp"), str):
+        t = parse_timestamp(entry["timestamp"])
+        return t if t == t else None
+    return None
+
+
+def message_texts(content: Any, tools: bool) -> tuple[str, str]:
     """Pi's extractTextContent (text blocks joined by a space) and, for assistants, `name arg…` per tool call."""
     if isinstance(content, str):
         return content, ""

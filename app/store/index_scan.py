@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 from pitree.session.dialect_omp import OMP_TYPES, header_is_omp
 from pitree.session.entries import parse_timestamp
-from pitree.session.summary_info import DOC_MAX, FIRST_MESSAGE_MAX, NO_MESSAGES, _message_texts
+from pitree.session.summary_info import DOC_MAX, FIRST_MESSAGE_MAX, NO_MESSAGES, message_texts, message_time
 from pitree.session.text import as_str, extract_content, js_string, normalize
 
 BLOCK = 4 << 20
@@ -178,14 +178,8 @@ class _Scan:
         if "content" not in msg:
             return
         role = "assistant" if msg.get("role") == "assistant" else "user"
-        text, tools = _message_texts(msg.get("content"), role == "assistant")
-        stamp = msg.get("timestamp")
-        when: float | None = None
-        if type(stamp) is int or type(stamp) is float:
-            when = float(stamp)
-        elif isinstance(entry.get("timestamp"), str):
-            t = parse_timestamp(entry["timestamp"])
-            when = t if t == t else None
+        text, tools = message_texts(msg.get("content"), role == "assistant")
+        when = message_time(msg, entry)
         if when is not None:
             self.activity = max(self.activity if self.activity is not None else 0.0, when)
         if text:
