@@ -32,7 +32,8 @@ check: test
 	$(VENV)/bin/ruff check app widgets tests bench
 	$(VENV)/bin/mypy
 
-# Every benchmark (~20 min; the 1M-entry files are generated once into bench/out); writes the README's figures.
+# Every benchmark (half an hour or more with the 1M-entry session and the 3,000-session store; files generated once into
+# bench/out); writes the README's figures.
 bench: $(VENV)/.installed
 	bash bench/setup_node.sh
 	$(PY) bench/run_all.py
