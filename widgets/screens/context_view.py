@@ -23,6 +23,7 @@ from pitree.session.tree import SessionTree
 from pitree.store.model_info import context_window
 from pitree.store.session_file import EntryReader, SessionFileError
 from pitree.widgets.render.plot import context_plot
+from pitree.widgets.screens.table_keys import TABLE_KEYS
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -54,12 +55,7 @@ class ContextPlot(Widget):
 class MessageTable(DataTable[object]):
     """The message list: a row table, so Home/End (and j/k) move the cursor to the first/last row."""
 
-    BINDINGS = [
-        Binding("home", "scroll_top", "First", show=False),
-        Binding("end", "scroll_bottom", "Last", show=False),
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-    ]
+    BINDINGS = TABLE_KEYS
 
 
 class ContextScreen(Screen[str | None]):

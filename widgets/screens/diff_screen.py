@@ -19,6 +19,7 @@ from pitree.session.text import make_safe, name_safe
 from pitree.session.tree import SessionTree
 from pitree.store.export_file import ExportFileError, write_export
 from pitree.store.session_file import EntryReader, SessionFileError
+from pitree.widgets.screens.table_keys import TABLE_KEYS
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -33,12 +34,7 @@ LABEL_WIDTH = 12
 class DiffTable(DataTable[Text]):
     """The comparison: a cell table, so left/right chooses the side that Enter goes to."""
 
-    BINDINGS = [
-        Binding("home", "scroll_top", "First", show=False),
-        Binding("end", "scroll_bottom", "Last", show=False),
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-    ]
+    BINDINGS = TABLE_KEYS
 
 
 class DiffScreen(Screen[str | None]):
