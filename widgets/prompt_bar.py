@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from textual.binding import Binding
+from textual import events
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input
 
 
@@ -13,8 +14,6 @@ class PromptBar(Input):
     DEFAULT_CSS = """
     PromptBar { display: none; height: 3; border: tall $accent; }
     """
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
 
     class Edited(Message):
         """Posted on every edit (search is incremental)."""
@@ -40,6 +39,7 @@ class PromptBar(Input):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.purpose = "search"
+        self._return_focus: Widget | None = None
 
     def ask(self, purpose: str, placeholder: str, value: str = "") -> None:
         self.purpose = purpose
@@ -47,19 +47,39 @@ class PromptBar(Input):
         self.value = value
         # An inline style takes effect at once, so the focus (and the keys typed next) land here.
         self.display = True
-        self.focus()
+        if self.app.focused is not self:
+            self._return_focus = self.app.focused
+        self.screen.set_focus(self)
 
     def close(self) -> None:
+        # Focus moves back at once (not on the next idle), so a key typed right after Enter reaches the tree.
         self.display = False
+        back, self._return_focus = self._return_focus, None
+        if self.has_focus:
+            self.screen.set_focus(back if back is not None and back.is_attached else None)
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Enter and Escape are handled here rather than by bindings, which run only once the key has bubbled up to
+        # the App: a key typed right after them would by then have been typed into the bar.
+        if self.display and event.key in ("enter", "escape"):
+            event.stop()
+            event.prevent_default()
+            if event.key == "enter":
+                self.close()
+                self.post_message(self.Entered(self.purpose, self.value))
+            else:
+                self.action_cancel()
+            return
+        if self.display:
+            return  # Textual runs Input's own handler next
+        # A key that was already queued here when the bar closed goes to whatever has the focus now.
+        event.stop()
+        event.prevent_default()
+        self.app.post_message(events.Key(event.key, event.character))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
         self.post_message(self.Edited(self.purpose, event.value))
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.close()
-        self.post_message(self.Entered(self.purpose, event.value))
 
     def action_cancel(self) -> None:
         self.close()

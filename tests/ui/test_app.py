@@ -120,6 +120,26 @@ async def test_search_counts_keeps_folds_and_opens_them(demo: Path) -> None:
         assert app.explorer.status_bar.status.matches.startswith("match ")
 
 
+async def test_a_key_typed_right_after_enter_goes_to_the_tree_not_the_closed_search(demo: Path) -> None:
+    from textual import events
+    from pitree.widgets.prompt_bar import PromptBar
+
+    app = make_app(demo)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        await pilot.press("slash", *"cache.py")
+        bar = app.query_one(PromptBar)
+        view = app.query_one(TreeView)
+        first = view.matches[0] if view.matches else None
+        # Both keys queued before either is handled, as when a terminal delivers them in one read.
+        app.post_message(events.Key("enter", "\r"))
+        app.post_message(events.Key("j", "j"))
+        await pilot.pause(0.2)
+        assert bar.value == "cache.py" and not bar.display
+        assert view.has_focus
+        assert first is not None and cursor(app) != first  # Enter went to the first match, then j moved on
+
+
 async def test_goto_and_bad_id(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:

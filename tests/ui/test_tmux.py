@@ -57,8 +57,7 @@ def test_demo_in_a_real_terminal(session_name: str, tmp_path: Path) -> None:
     time.sleep(0.3)
     tmux("send-keys", "-t", session_name, "-l", "cache.py")
     screen_until(session_name, "matches")
-    tmux("send-keys", "-t", session_name, "Enter")
-    tmux("send-keys", "-t", session_name, "q")
+    tmux("send-keys", "-t", session_name, "Enter", "q")  # in one write: q must not be typed into the closing search
     deadline = time.monotonic() + 10
     while "← leaf" in tmux("capture-pane", "-p", "-t", session_name) and time.monotonic() < deadline:
         time.sleep(0.1)
