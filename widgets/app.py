@@ -71,6 +71,11 @@ class PitreeApp(App[int]):
         if self.explorer.path == Path():
             self.open_browser()
 
+    async def action_quit(self) -> None:
+        """Quit, keeping the session's first screen for its next open (`Explorer.keep_first_screen`)."""
+        self.explorer.keep_first_screen()
+        self.exit()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "sessions":  # the explorer's Esc: not over another screen, nor without the browser
             return self.browser_state is not None and len(self.screen_stack) == 1

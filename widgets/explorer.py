@@ -96,6 +96,7 @@ class Explorer(CompareMixin, WritingMixin):
             if select_id is not None:
                 self.go_to_entry(select_id)
             return
+        self.keep_first_screen()
         loading = self.query_one(LoadingPane)
         self.freezer.leaving(self.stree)  # the tree left must be freed: never freeze it again
         self._leave(path, select_id)
@@ -105,9 +106,13 @@ class Explorer(CompareMixin, WritingMixin):
         self.query_one(StatusBar).status = Status(file=path.name)
         self.query_one(Panes).display = False
         loading.display = True
-        size = loading.start(path)
+        size = loading.start(path, at_leaf=select_id is None)
         self.query_one(EntryView).exact_tokens = self._count_exactly(size)
-        if path.exists():
+        if loading.kept is not None:  # shown first: the load takes the interpreter from the UI
+            self._status(**loading.kept.status)
+            loading.preview.focus()
+            self.call_after_refresh(loading.load, path, self.freezer.pause_collection())
+        elif path.exists():
             loading.load(path, self.freezer.pause_collection())
         else:
             loading.show_waiting(path)
@@ -122,12 +127,14 @@ class Explorer(CompareMixin, WritingMixin):
         # is drawn. Only the one session named on the command line freezes at once; after the browser (its index
         # made garbage) or a session left, freezing waits for a collection, and that waits for the first screen.
         frozen = self.freeze_first and self.freezer.freeze_now()
+        # Where the user moved the kept first screen's cursor, if that is where the tree's should go.
+        select = self.select_id or self.query_one(LoadingPane).moved_to()
         self._show(message.stree)
         view = self.tree_view
-        view.show_tree(message.stree, select_id=self.select_id)
+        view.show_tree(message.stree, select_id=select)
         chosen = view.cursor_node
-        if self.select_id is not None and (chosen is None or chosen.id != self.select_id):
-            self.go_to_entry(self.select_id)  # a filtered entry, or one without a row: say where the cursor went
+        if select is not None and (chosen is None or chosen.id != select):
+            self.go_to_entry(select)  # a filtered entry, or one without a row: say where the cursor went
         view.focus()
         self._update_status(context=False)
         self.call_after_refresh(self._after_first_screen, message.stree, frozen)
@@ -148,6 +155,7 @@ class Explorer(CompareMixin, WritingMixin):
             return  # another session was opened meanwhile; its own load does this
         try:
             self._update_status()
+            self.keep_first_screen()
             if not frozen:
                 self.freezer.freeze()
         finally:
@@ -327,15 +335,6 @@ class Explorer(CompareMixin, WritingMixin):
 
     def action_toggle_raw(self) -> None:
         self.query_one(EntryView).toggle_raw()
-
-    def action_exact_tokens(self) -> None:
-        """Count tokens with tiktoken from now on (`t`), for a session too big for that to be on by default."""
-        if self.exact_tokens:
-            self.notify("Exact token counts (tiktoken cl100k) are on.", title="tokens")
-            return
-        self._count_exactly(None)
-        self.query_one(EntryView).count_exactly()
-        self.notify("Exact token counts (tiktoken cl100k) on: its tables take ~30 MB.", title="tokens")
 
     def action_switch_pane(self) -> None:
         self.query_one(Panes).switch_focus()

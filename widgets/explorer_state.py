@@ -13,12 +13,14 @@ from pitree.session.entries import Node
 from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
+from pitree.store import first_screen
 from pitree.store.session_file import EntryReader
 from pitree.summary.tokens import encoder_built
 from pitree.widgets.explorer_status import session_status
 from pitree.widgets.live import LiveSession
 from pitree.widgets.status_bar import StatusBar
 from pitree.widgets.tree_freeze import TreeFreezer
+from pitree.widgets.tree_preview import screen_of
 from pitree.widgets.tree_view import TreeView
 from textual.screen import Screen
 from textual.timer import Timer
@@ -31,6 +33,8 @@ EXACT_TOKENS_FROM = 32_000_000
 
 class ExplorerState(Widget):
     """The session the explorer shows; see `Explorer`."""
+
+    select_id: str | None  # the entry to select once the session is shown
 
     def __init__(
         self,
@@ -90,6 +94,17 @@ class ExplorerState(Widget):
             self.exact_asked = True
         self.exact_tokens = self.exact_asked or (size or 0) < EXACT_TOKENS_FROM or encoder_built()
         return self.exact_tokens
+
+    def action_exact_tokens(self) -> None:
+        """Count tokens with tiktoken from now on (`t`), for a session too big for that to be on by default."""
+        if self.exact_tokens:
+            self.notify("Exact token counts (tiktoken cl100k) are on.", title="tokens")
+            return
+        from pitree.widgets.entry_view import EntryView
+
+        self._count_exactly(None)
+        self.query_one(EntryView).count_exactly()
+        self.notify("Exact token counts (tiktoken cl100k) on: its tables take ~30 MB.", title="tokens")
 
     def _when_still(self, callback: Callable[[], object]) -> None:
         """`callback` once the cursor rests (80 ms): holding ↓ then redraws only the tree."""
@@ -159,6 +174,22 @@ class ExplorerState(Widget):
         before = bars.first().status if bars else None
         fields, self._context_size = session_status(self.stree, before, self._context_size, grown, context)
         self._status(**fields, filter=self.tree_view.filter_mode, follow=self.following)
+
+    def keep_first_screen(self) -> None:
+        """Keep what opening this session shows first (`first_screen`) for its next open, if it is big, read to
+        the end of the file as it is now, and shown with the default filter's rows up to date (a best effort)."""
+        view, live, bars = self.tree_view, self.live, self.query(StatusBar)
+        if self.stree is None or live is None or live.builder is None or not bars:
+            return
+        size = live.builder.size
+        if size < first_screen.MIN_BYTES or not view.has_layout("default"):
+            return
+        s = bars.first().status
+        status = {"name": s.name, "entries": s.entries, "branches": s.branches, "leaf": s.leaf, "skipped": s.skipped,
+                  "context_tokens": s.context_tokens}
+        screen = screen_of(view, status)
+        if screen is not None:
+            first_screen.save(self.path, size, screen)
 
     def _take_appended(self, tree: SessionTree) -> str | None:
         """The entry pitree itself appended to select, once the tail brought it into `tree` (then forgotten)."""

@@ -1,6 +1,7 @@
 """`LoadingPane`: what the explorer shows while a session loads — its name and a progress bar fed by the load
-worker (the UI keeps answering keys meanwhile) — or why there is nothing yet: the file is not created, or
-cannot be read. It runs the load itself and posts `Loaded` or `LoadFailed` when done."""
+worker (the UI keeps answering keys meanwhile), beside the session's kept first screen when it has one
+(`TreePreview`) — or why there is nothing yet: the file is not created, or cannot be read. It runs the load
+itself and posts `Loaded` or `LoadFailed` when done."""
 
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ from pitree.session.gcpause import LoadPause
 from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
+from pitree.store import first_screen
 from pitree.store.session_file import LoadCancelled, SessionFileError, load_session_fast
+from pitree.widgets.panes import STACK_BELOW
+from pitree.widgets.tree_header import TreeHeader
+from pitree.widgets.tree_preview import TreePreview
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -26,6 +31,8 @@ PROGRESS_EVERY = 0.1  # seconds between redraws of the loading bar
 
 class LoadingPane(Vertical):
     """The loading screen of one session; `load(path)` starts reading it."""
+
+    kept: first_screen.FirstScreen | None = None  # the session's kept first screen, shown while it loads
 
     class Progress(Message):
         """Posted by the load worker as bytes are parsed."""
@@ -52,13 +59,31 @@ class LoadingPane(Vertical):
             super().__init__()
 
     def compose(self) -> ComposeResult:
-        yield Static(id="loading-label")
-        yield ProgressBar(id="progress", show_eta=False)
+        with Vertical(id="preview-pane"):
+            yield TreeHeader(id="preview-head")
+            yield TreePreview(id="preview")
+        with Vertical(id="loading-box"):
+            yield Static(id="loading-label")
+            yield ProgressBar(id="progress", show_eta=False)
 
-    def start(self, path: Path) -> int:
-        """Show `path` as loading (the bar empty); returns its size in bytes (0 when it cannot be read)."""
+    @property
+    def preview(self) -> TreePreview:
+        return self.query_one(TreePreview)
+
+    def start(self, path: Path, at_leaf: bool = True) -> int:
+        """Show `path` as loading (the bar empty), beside its kept first screen if it has one (`kept`) and it opens
+        at the leaf as that screen did (`at_leaf`); returns its size in bytes (0 when it cannot be read)."""
         self.cancel()
-        self.query_one("#loading-label", Static).update(Text(f"Loading {make_safe(path.name, keep_newlines=False)} …"))
+        self.kept = first_screen.load(path) if at_leaf else None
+        self.set_class(self.kept is not None, "-preview")
+        self.set_class(self.app.size.width < STACK_BELOW, "-stacked")
+        name = make_safe(path.name, keep_newlines=False)
+        if self.kept is not None:
+            self.preview.show(self.kept)
+            label = f"Reading {name} …\nShown meanwhile: its tree as it opened last time."
+        else:
+            label = f"Loading {name} …"
+        self.query_one("#loading-label", Static).update(Text(label))
         progress = self.query_one("#progress", ProgressBar)
         progress.display = True
         # The file's size as the total from the start: the bar fills as the worker reports bytes read (an
@@ -69,6 +94,13 @@ class LoadingPane(Vertical):
             size = 0
         progress.update(total=max(size, 1), progress=0)
         return size
+
+    def moved_to(self) -> str | None:
+        """The entry the user moved the kept first screen's cursor to (None: it stayed on the leaf's row)."""
+        kept = self.kept
+        if kept is None or self.preview.cursor == kept.leaf_row:
+            return None
+        return self.preview.cursor_id
 
     def cancel(self) -> None:
         self.workers.cancel_group(self, "load")
@@ -120,6 +152,8 @@ class LoadingPane(Vertical):
         self.query_one("#progress", ProgressBar).update(total=message.total, progress=message.done)
 
     def on_loading_pane_load_failed(self, message: LoadFailed) -> None:
+        self.kept = None
+        self.remove_class("-preview")
         self.query_one("#loading-label", Static).update(
             Text(f"Cannot open the session: {make_safe(message.error, keep_newlines=False)}", "bold red")
         )

@@ -35,6 +35,25 @@ class Columns:
     tokens: bool = True
 
 
+def shift_for(depth: int, width: int, shift: int) -> int:
+    """The cut `indent_shift` makes for a cursor row with `depth` columns of guides, the cut now being `shift`."""
+    room = TreeBase.prefix_room(width)
+    if depth - shift > room or depth < shift:
+        shift = max(0, depth - room // 2)
+        shift += -shift % LEVEL
+    return shift
+
+
+def cut_prefix(prefix: str, shift: int, room: int | None) -> str:
+    """A row's guides cut by `shift` columns on the left and, past `room` columns, in the middle (each cut `…`)."""
+    if shift > 0:
+        # The levels left of the cut are off screen for every row alike; `…` says so.
+        prefix = "…" + prefix[shift + 1 :] if len(prefix) > shift else "…"
+    if room is not None and len(prefix) > room:
+        prefix = prefix[: room - LEVEL - 1] + "…" + prefix[-LEVEL:]
+    return prefix
+
+
 class TreeBase(ScrollView):
     """The tree view's state; see `TreeView`."""
 
@@ -116,12 +135,7 @@ class TreeBase(ScrollView):
         key = (row, width, id(self.layout_))
         if key == self._shift_key:
             return self._shift
-        depth = len(self.layout_.prefix(row))
-        room = self.prefix_room(width)
-        shift = self._shift
-        if depth - shift > room or depth < shift:
-            shift = max(0, depth - room // 2)
-            shift += -shift % LEVEL
+        shift = shift_for(len(self.layout_.prefix(row)), width, self._shift)
         if shift != self._shift:
             self._cache.clear()
             self.refresh()  # every line, not only those the cursor move asked for
@@ -198,6 +212,16 @@ class TreeBase(ScrollView):
         layout = build_layout(tree, mode)
         self._layouts[mode] = (*key, layout)
         return layout
+
+    def has_layout(self, mode: str) -> bool:
+        """Whether the rows under filter `mode` are laid out for the tree as it is (`layout_for` is then free)."""
+        tree, cached = self.stree, self._layouts.get(mode)
+        leaf = tree.leaf if tree is not None else None
+        return cached is not None and tree is not None and cached[:2] == (tree.generation, leaf.idx if leaf else -1)
+
+    def layout_for(self, mode: str) -> Layout:
+        """The rows of the tree under filter `mode` (made once per tree state, shown or not)."""
+        return self._layout_for(mode, extend=False)
 
     def prewarm(self) -> None:
         """Compute the layouts of the other filters (called from a worker after load)."""

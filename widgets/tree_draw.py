@@ -13,12 +13,13 @@ import math
 import time
 
 from pitree.session.entries import IS_ERROR, Node
+from pitree.session.layout import Layout
 from pitree.session.text import make_safe
-from pitree.widgets.tree_base import LEVEL, TreeBase
+from pitree.widgets.tree_base import Columns, TreeBase, cut_prefix
 from rich.segment import Segment
-from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
+from textual.widget import Widget
 
 MODEL_WIDTH, TOKENS_WIDTH, TIME_WIDTH = 18, 6, 4
 
@@ -54,6 +55,51 @@ LEGENDS = (
 )
 
 
+def column_figures(node: Node) -> tuple[str | None, float | None, float]:
+    """What the columns show of an entry: its model, its reply's total tokens (None: no usage) and its time."""
+    model = node.model[1] if node.model else None
+    usage = node.usage
+    tokens = None if usage is None else float(usage.total_tokens or usage.tokens)
+    return (None if model is None else str(model)), tokens, node.ts
+
+
+def columns_text(cols: Columns, model: str | None, tokens: float | None, ts: float) -> str:
+    """The model, tokens and age columns of a row, those `cols` asks for."""
+    parts = []
+    if cols.model:
+        parts.append(f"{make_safe(model, keep_newlines=False)[:MODEL_WIDTH]:>{MODEL_WIDTH}}" if model else " " * 18)
+    if cols.tokens:
+        parts.append(f"{short_tokens(tokens):>{TOKENS_WIDTH}}" if tokens is not None else " " * TOKENS_WIDTH)
+    if cols.time:
+        parts.append(f"{relative_time(ts):>{TIME_WIDTH}}")
+    return " ".join(parts)
+
+
+def header_text(cols: Columns, width: int, filter_mode: str) -> Text:
+    """The line above the rows: the filter, what the tokens column counts, and each column's name."""
+    names = []
+    if cols.model:
+        names.append(f"{'model':>{MODEL_WIDTH}}")
+    if cols.tokens:
+        names.append(f"{'reply':>{TOKENS_WIDTH}}")
+    if cols.time:
+        names.append(f"{'age':>{TIME_WIDTH}}")
+    right = " ".join(names)
+    if width - len(right) - 1 < 20:
+        right = ""  # the rows drop their columns at this width too (see `_render_row`)
+    left = f"  {filter_mode} view"
+    room = width - len(right) - len(left) - 4
+    legend = next((g for g in LEGENDS if len(g) <= room), "") if cols.tokens and right else ""
+    text = Text(no_wrap=True, end="")
+    text.append(left, "bold")
+    if legend:
+        text.append(" · " + legend)
+    text.truncate(max(0, width - len(right) - 1), overflow="ellipsis", pad=True)
+    if right:
+        text.append(" " + right, "bold")
+    return text
+
+
 class TreeDraw(TreeBase):
     """Drawing on top of the view's state (see `TreeView`)."""
 
@@ -80,7 +126,7 @@ class TreeDraw(TreeBase):
         """The row as Rich text (without columns), its guides cut by `shift` columns on the left and, past `room`
         columns, in the middle (each cut marked `…`); `leaf`: with its `← leaf` marker (see `leaf_marker`)."""
         assert self.layout_ is not None and self.stree is not None
-        layout, tree = self.layout_, self.stree
+        layout = self.layout_
         row = layout.rows[row_index]
         node = row.node
         get = self.get_component_rich_style
@@ -92,27 +138,12 @@ class TreeDraw(TreeBase):
         else:
             text.append(self.MARKS[mark], get(f"tree-view--{mark}"))
         folded = node.id in self.folded and row.nchildren > 0
-        prefix = layout.prefix(row_index, folded)
-        if shift > 0:
-            # The levels left of the cut are off screen for every row alike; `…` says so.
-            prefix = "…" + prefix[shift + 1 :] if len(prefix) > shift else "…"
-        if room is not None and len(prefix) > room:
-            prefix = prefix[: room - LEVEL - 1] + "…" + prefix[-LEVEL:]
+        prefix = cut_prefix(layout.prefix(row_index, folded), shift, room)
         text.append(prefix, get("tree-view--guides"))
-        if folded and not (row.connector and not row.vroot and prefix):
-            text.append("⊞ ", get("tree-view--dot"))
-        on_path = node in layout.active
-        if on_path:
-            text.append("• ", get("tree-view--dot"))
-        if node.id == self.compare_mark:
-            text.append("◆ ", get("tree-view--compare"))
-        label = tree.labels.get(node.id)
-        if label:
-            text.append(make_safe(f"[{label}] ", keep_newlines=False), get("tree-view--label"))
-        body = tree.row_text(node) if node.type != "compaction" else self._compaction_text(node)
-        style = self._body_style(node)
         start = len(text)
-        text.append(make_safe(body, keep_newlines=False), style)
+        for part, style in self.row_parts(layout, row_index, folded, bool(prefix)):
+            start = len(text)
+            text.append(part, get(style))
         if self._is_match(row_index):
             lower = text.plain.lower()
             for token in self.search_tokens:
@@ -124,11 +155,35 @@ class TreeDraw(TreeBase):
             text.append(self.leaf_marker(row_index), get("tree-view--leaf"))
         return text
 
-    def leaf_marker(self, row_index: int) -> str:
+    def row_parts(
+        self, layout: Layout, row_index: int, folded: bool, has_prefix: bool, compare: bool = True
+    ) -> list[tuple[str, str]]:
+        """What a row shows after its guides, as (text, component class) pairs, the row text last: the fold
+        sign, the active path's dot, the compare mark (unless not `compare`) and the label. Also what a kept
+        first screen holds."""
+        assert self.stree is not None
+        tree, row = self.stree, layout.rows[row_index]
+        node = row.node
+        parts = []
+        if folded and not (row.connector and not row.vroot and has_prefix):
+            parts.append(("⊞ ", "tree-view--dot"))
+        if node in layout.active:
+            parts.append(("• ", "tree-view--dot"))
+        if compare and node.id == self.compare_mark:
+            parts.append(("◆ ", "tree-view--compare"))
+        label = tree.labels.get(node.id)
+        if label:
+            parts.append((make_safe(f"[{label}] ", keep_newlines=False), "tree-view--label"))
+        body = tree.row_text(node) if node.type != "compaction" else self._compaction_text(node)
+        parts.append((make_safe(body, keep_newlines=False), self._body_class(node)))
+        return parts
+
+    def leaf_marker(self, row_index: int, layout: Layout | None = None) -> str:
         """`  ← leaf` on the leaf's row; when the filter hides the leaf, on its nearest ancestor with a row,
-        naming what it holds: `  ← leaf (hidden: [label: …])`."""
-        assert self.layout_ is not None and self.stree is not None
-        node, leaf, layout = self.layout_.rows.nodes[row_index], self.leaf, self.layout_
+        naming what it holds: `  ← leaf (hidden: [label: …])`. `layout`: another than the one shown."""
+        layout = layout or self.layout_
+        assert layout is not None and self.stree is not None
+        node, leaf = layout.rows.nodes[row_index], self.leaf
         if leaf is None:
             return ""
         if node is leaf:
@@ -143,62 +198,26 @@ class TreeDraw(TreeBase):
         hidden = make_safe(self.stree.row_text(leaf), keep_newlines=False)
         return f"  ← leaf (hidden: {hidden[:24] + '…' if len(hidden) > 25 else hidden})"
 
-    def _body_style(self, node: Node) -> Style:
-        get = self.get_component_rich_style
+    @staticmethod
+    def _body_class(node: Node) -> str:
         if node.flags & IS_ERROR:
-            return get("tree-view--error")
+            return "tree-view--error"
         if node.type == "message":
             if node.role == "user":
-                return get("tree-view--user")
+                return "tree-view--user"
             if node.role == "assistant":
-                return get("tree-view--assistant")
-            return get("tree-view--tool")
+                return "tree-view--assistant"
+            return "tree-view--tool"
         if node.type in ("compaction", "branch_summary"):
-            return get("tree-view--summary")
-        return get("tree-view--settings")
+            return "tree-view--summary"
+        return "tree-view--settings"
 
     def _columns_text(self, node: Node) -> str:
-        parts = []
-        cols = self.columns
-        if cols.model:
-            model = node.model[1] if node.model else None
-            parts.append(
-                f"{make_safe(str(model), keep_newlines=False)[:MODEL_WIDTH]:>{MODEL_WIDTH}}" if model else " " * 18
-            )
-        if cols.tokens:
-            usage = node.usage
-            total = 0.0
-            if usage is not None:
-                total = usage.total_tokens or usage.tokens
-            parts.append(f"{short_tokens(total):>{TOKENS_WIDTH}}" if usage is not None else " " * TOKENS_WIDTH)
-        if cols.time:
-            parts.append(f"{relative_time(node.ts):>{TIME_WIDTH}}")
-        return " ".join(parts)
+        return columns_text(self.columns, *column_figures(node))
 
     def header_text(self, width: int, filter_mode: str) -> Text:
         """The line above the rows: the filter, what the tokens column counts, and each column's name."""
-        cols = self.columns
-        names = []
-        if cols.model:
-            names.append(f"{'model':>{MODEL_WIDTH}}")
-        if cols.tokens:
-            names.append(f"{'reply':>{TOKENS_WIDTH}}")
-        if cols.time:
-            names.append(f"{'age':>{TIME_WIDTH}}")
-        right = " ".join(names)
-        if width - len(right) - 1 < 20:
-            right = ""  # the rows drop their columns at this width too (see `_render_row`)
-        left = f"  {filter_mode} view"
-        room = width - len(right) - len(left) - 4
-        legend = next((g for g in LEGENDS if len(g) <= room), "") if cols.tokens and right else ""
-        text = Text(no_wrap=True, end="")
-        text.append(left, "bold")
-        if legend:
-            text.append(" · " + legend)
-        text.truncate(max(0, width - len(right) - 1), overflow="ellipsis", pad=True)
-        if right:
-            text.append(" " + right, "bold")
-        return text
+        return header_text(self.columns, width, filter_mode)
 
     def _render_row(self, row_index: int, width: int, is_cursor: bool) -> Strip:
         assert self.layout_ is not None
@@ -206,27 +225,32 @@ class TreeDraw(TreeBase):
         text = self.row_text(
             row_index, is_cursor, shift=self.indent_shift(width), room=self.prefix_room(width), leaf=False
         )
-        columns = self._columns_text(node)
-        room = width - (len(columns) + 1 if columns else 0)
-        if room < 20:
-            columns, room = "", width
-        marker = self.leaf_marker(row_index)
-        keep = min(text.cell_len, room * 2 // 3)  # the row keeps 2/3 of its text room: the hidden name gives way
-        if len(marker) > room - keep and marker.endswith(")"):
-            name = marker[len("  ← leaf (hidden: ") : -1]
-            cut = room - keep - len("  ← leaf (hidden: …)")
-            marker = f"  ← leaf (hidden: {name[:cut]}…)" if cut >= 6 else "  ← leaf (hidden)"
-        # The text is cut, never the marker after it: on a long row it would be the part lost.
-        if text.cell_len > room - len(marker):
-            text.truncate(max(0, room - len(marker)), overflow="ellipsis")
-        text.append(marker, self.get_component_rich_style("tree-view--leaf"))
-        text.pad_right(room - text.cell_len)
-        if columns:
-            text.append(" " + columns, self.get_component_rich_style("tree-view--column"))
-        base = self.rich_style
-        if is_cursor:
-            base = base + self.get_component_rich_style("tree-view--cursor")
-        elif node in self.layout_.active:
-            base = base + self.get_component_rich_style("tree-view--active")
-        segments = [Segment(s.text, base + s.style if s.style else base) for s in text.render(self.app.console)]
-        return Strip(segments).crop_extend(0, width, base)
+        active = node in self.layout_.active
+        return finish_row(self, text, self._columns_text(node), self.leaf_marker(row_index), width, is_cursor, active)
+
+
+def finish_row(view: Widget, text: Text, columns: str, marker: str, width: int, is_cursor: bool, active: bool) -> Strip:
+    """A row's line `width` cells wide: its `text`, then the leaf `marker` (kept whole: the text gives way), then
+    the `columns` at the right, on the cursor's or the active path's background. `view` has TreeView's styles."""
+    room = width - (len(columns) + 1 if columns else 0)
+    if room < 20:
+        columns, room = "", width
+    keep = min(text.cell_len, room * 2 // 3)  # the row keeps 2/3 of its text room: the hidden name gives way
+    if len(marker) > room - keep and marker.endswith(")"):
+        name = marker[len("  ← leaf (hidden: ") : -1]
+        cut = room - keep - len("  ← leaf (hidden: …)")
+        marker = f"  ← leaf (hidden: {name[:cut]}…)" if cut >= 6 else "  ← leaf (hidden)"
+    # The text is cut, never the marker after it: on a long row it would be the part lost.
+    if text.cell_len > room - len(marker):
+        text.truncate(max(0, room - len(marker)), overflow="ellipsis")
+    text.append(marker, view.get_component_rich_style("tree-view--leaf"))
+    text.pad_right(room - text.cell_len)
+    if columns:
+        text.append(" " + columns, view.get_component_rich_style("tree-view--column"))
+    base = view.rich_style
+    if is_cursor:
+        base = base + view.get_component_rich_style("tree-view--cursor")
+    elif active:
+        base = base + view.get_component_rich_style("tree-view--active")
+    segments = [Segment(s.text, base + s.style if s.style else base) for s in text.render(view.app.console)]
+    return Strip(segments).crop_extend(0, width, base)

@@ -197,7 +197,7 @@ def _load_fast(
 ) -> tuple[SessionTree, SessionBuilder]:
     size = st.st_size
     early = parse_child.take_early(path, st)
-    cached = tree_cache.load_cached(path)
+    cached = tree_cache.load_cached(path, progress)
     if cached is not None:  # only what was appended since needs parsing
         if early is not None:
             early.kill()

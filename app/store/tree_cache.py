@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def _cache_file(path: Path) -> Path | None:
     return folder / f"{key}.tree"
 
 
-def _fingerprint(fh: Any, size: int) -> bytes:
+def fingerprint(fh: Any, size: int) -> bytes:
     digest = hashlib.blake2b(digest_size=16)
     for i in range(SAMPLES):
         fh.seek(size * i // SAMPLES)
@@ -69,8 +70,9 @@ def has_cache(path: Path) -> bool:
     return target is not None and target.is_file()
 
 
-def load_cached(path: Path) -> SessionBuilder | None:
-    """A builder holding the cached tree of `path`'s first N bytes (the caller feeds the rest), or None."""
+def load_cached(path: Path, progress: Callable[[int, int], None] | None = None) -> SessionBuilder | None:
+    """A builder holding the cached tree of `path`'s first N bytes (the caller feeds the rest), or None;
+    `progress(bytes of the file covered so far, file size)` after each segment."""
     target = _cache_file(path)
     if target is None:
         return None
@@ -88,14 +90,14 @@ def load_cached(path: Path) -> SessionBuilder | None:
             data = marshal.loads(cache.read(trailer))
             if not isinstance(data, tuple) or len(data) != 7 or data[0] != FORMAT:
                 return None
-            _, ident, size, fingerprint, header, version, lengths = data
+            _, ident, size, sample, header, version, lengths = data
             st = os.stat(path)
             if ident[:2] != (st.st_dev, st.st_ino) or st.st_size < size or st.st_mtime_ns < ident[2]:
                 return None
             if st.st_size == ident[3] and st.st_mtime_ns != ident[2]:
                 return None  # same size, touched since: rewritten in place
             with open(path, "rb") as fh:
-                if _fingerprint(fh, size) != fingerprint:
+                if fingerprint(fh, size) != sample:
                     return None
             builder = SessionBuilder()
             with open(path, "rb") as fh:
@@ -111,6 +113,8 @@ def load_cached(path: Path) -> SessionBuilder | None:
                 del blob
                 builder.adopt_segment(rows, skipped, problems, lines, consumed)
                 del rows
+                if progress is not None:
+                    progress(builder.size, st.st_size)
     except (OSError, ValueError, EOFError, TypeError):
         return None
     if builder.size != size:
@@ -191,13 +195,13 @@ class CacheWriter:
         try:
             st = os.stat(self.source)
             with open(self.source, "rb") as fh:
-                fingerprint = _fingerprint(fh, builder.size)
+                sample = fingerprint(fh, builder.size)
             trailer = marshal.dumps(
                 (
                     FORMAT,
                     (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size),
                     builder.size,
-                    fingerprint,
+                    sample,
                     tree.header,
                     tree.version,
                     self.segments,

@@ -121,8 +121,8 @@ async def test_search_counts_keeps_folds_and_opens_them(demo: Path) -> None:
 
 
 async def test_a_key_typed_right_after_enter_goes_to_the_tree_not_the_closed_search(demo: Path) -> None:
-    from textual import events
     from pitree.widgets.prompt_bar import PromptBar
+    from textual import events
 
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:

@@ -256,7 +256,7 @@ def test_big_memory_figures_take_the_sample_at_the_first_screen_and_the_highest_
 
 
 def test_big_table_shows_failures_as_cells_and_ratios_against_pi() -> None:
-    ok = {"first_s": 2.0, "peak_mb": 150.0, "first_mb": 120.0, "growth_mb": 20.0}
+    ok = {"first_s": 2.0, "ready_s": 3.0, "peak_mb": 150.0, "first_mb": 120.0, "growth_mb": 20.0}
     rows = [
         {
             "entries": 100_000,
@@ -280,3 +280,4 @@ def test_big_table_shows_failures_as_cells_and_ratios_against_pi() -> None:
     assert "| 100,000 | tmux | fails (over 9 GB, stopped) |" in text
     assert "fails (not run)" in text and "fails (> 6000 s)" in text
     assert "+20 / +20 MB" in text
+    assert "| 100,000 | pilot | 2000 ms / 2000 ms | 0.50× / 0.50× | 3000 ms / 3000 ms |" in text

@@ -1,0 +1,188 @@
+"""A big session's second open shows its kept first screen while the tree is read: the same lines the tree view
+then shows, the cursor where the user moved it, nothing for a file that changed, nothing raw from the file."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from pitree.store import first_screen
+from pitree.widgets.app import PitreeApp
+from pitree.widgets.loading_pane import LoadingPane
+from pitree.widgets.tree_preview import TreePreview
+from pitree.widgets.tree_view import TreeView
+
+from tests.sessions import assistant, entry, to_bytes, user
+
+
+async def until(pilot, condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.02)
+
+
+def branched(n: int = 80) -> list[dict]:
+    """A session with two branches and a label, long enough to scroll."""
+    entries: list[dict] = [user("u0", None, text="start", t=1)]
+    parent = "u0"
+    for i in range(1, n):
+        eid = f"e{i:03d}"
+        make = user if i % 2 else assistant
+        entries.append(make(eid, parent, text=f"turn {i}", t=i + 1))
+        parent = eid
+    entries.append(user("side", "e010", text="the other attempt", t=n + 5))
+    entries.append(entry("label", "lab", "e079", t=n + 6, targetId="e005", label="keep\x1b[31m"))
+    entries.append(user("last", parent, text="the leaf", t=n + 7))
+    return entries
+
+
+@pytest.fixture
+def big(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(first_screen, "MIN_BYTES", 0)  # every session counts as big
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(to_bytes(branched()))
+    return path
+
+
+def make_app(path: Path) -> PitreeApp:
+    return PitreeApp(path, watch=False, config_overrides={"summarizer": "extractive"})
+
+
+def lines(widget: TreeView | TreePreview) -> list[str]:
+    return [widget.render_line(y).text for y in range(widget.size.height)]
+
+
+class HeldLoad:
+    """The load worker waits until `release()`: what is on screen meanwhile can be looked at."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import pitree.widgets.loading_pane as loading_pane
+
+        self.gate = threading.Event()
+        real = loading_pane.load_session_fast
+
+        def held(*args, **kwargs):  # type: ignore[no-untyped-def]
+            self.gate.wait(20)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(loading_pane, "load_session_fast", held)
+
+    def release(self) -> None:
+        self.gate.set()
+
+
+async def first_open(path: Path, size: tuple[int, int] = (120, 30)) -> list[str]:
+    """Open `path` once (which keeps its first screen); the tree view's lines."""
+    app = make_app(path)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        await pilot.pause(0.1)
+        shown = lines(app.query_one(TreeView))
+        await pilot.press("q")
+    return shown
+
+
+async def test_the_second_open_shows_the_first_screen_before_the_tree_is_read(
+    big: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = await first_open(big)
+    held = HeldLoad(monkeypatch)
+    app = make_app(big)
+    async with app.run_test(size=(120, 30)) as pilot:
+        preview = app.query_one(TreePreview)
+        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
+        await pilot.pause(0.1)
+        assert app.explorer.stree is None  # not read yet
+        assert lines(preview) == real  # line for line what the tree view showed
+        assert "← leaf" in "".join(lines(preview))
+        assert f"{len(branched())} entries" in app.explorer.status_bar.render().plain  # the kept counts
+        held.release()
+        await until(pilot, lambda: app.explorer.stree is not None)
+        await pilot.pause(0.1)
+        assert not app.query_one(LoadingPane).display
+        assert lines(app.query_one(TreeView)) == real
+        assert app.query_one(TreeView).cursor_node.id == "last"
+
+
+async def test_the_cursor_moved_on_the_kept_screen_is_where_the_tree_opens(
+    big: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await first_open(big)
+    held = HeldLoad(monkeypatch)
+    app = make_app(big)
+    async with app.run_test(size=(120, 30)) as pilot:
+        preview = app.query_one(TreePreview)
+        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
+        await pilot.press("k", "k", "k")
+        moved_to = preview.cursor_id
+        assert moved_to is not None and moved_to != "last"
+        held.release()
+        await until(pilot, lambda: app.explorer.stree is not None)
+        await pilot.pause(0.1)
+        assert app.query_one(TreeView).cursor_node.id == moved_to
+
+
+@pytest.mark.writes_session
+async def test_a_changed_file_gets_no_kept_screen(big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    await first_open(big)
+    with open(big, "ab") as fh:
+        fh.write(to_bytes([user("after", "last", text="appended since", t=500)], with_header=False))
+    held = HeldLoad(monkeypatch)
+    app = make_app(big)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.2)
+        assert app.query_one(LoadingPane).kept is None
+        assert not app.query_one(LoadingPane).has_class("-preview")
+        held.release()
+        await until(pilot, lambda: app.explorer.stree is not None)
+        assert app.query_one(TreeView).cursor_node.id == "after"
+
+
+@pytest.mark.writes_session
+async def test_quitting_keeps_the_screen_as_it_is_now(big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries appended while the explorer shows the session: what is kept on quitting includes them."""
+    app = PitreeApp(big, watch=False, config_overrides={"summarizer": "extractive"})
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        with open(big, "ab") as fh:
+            fh.write(to_bytes([user("later", "last", text="written while open", t=600)], with_header=False))
+        assert app.explorer.live is not None
+        await app.explorer.live.check()
+        await until(pilot, lambda: app.explorer.stree.get("later") is not None)
+        await pilot.pause(0.1)
+        await pilot.press("q")
+    kept = first_screen.load(big)
+    assert kept is not None and kept.rows[kept.leaf_row].id == "later"
+
+
+async def test_nothing_raw_from_the_file_reaches_the_kept_screen(big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    await first_open(big)
+    held = HeldLoad(monkeypatch)
+    app = make_app(big)
+    async with app.run_test(size=(120, 30)) as pilot:
+        preview = app.query_one(TreePreview)
+        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
+        for _ in range(10):
+            await pilot.press("pageup")
+        text = "".join(lines(preview))
+        assert "\x1b" not in text
+        held.release()
+        await until(pilot, lambda: app.explorer.stree is not None)
+
+
+async def test_opened_at_a_chosen_entry_it_waits_for_the_tree(big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept screen is the leaf's: a session opened at another entry (a search hit) does not show it."""
+    await first_open(big)
+    held = HeldLoad(monkeypatch)
+    app = PitreeApp(big, select_id="e010", watch=False, config_overrides={"summarizer": "extractive"})
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.2)
+        assert not app.query_one(LoadingPane).has_class("-preview")
+        held.release()
+        await until(pilot, lambda: app.explorer.stree is not None)
+        assert app.query_one(TreeView).cursor_node.id == "e010"

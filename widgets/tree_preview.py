@@ -1,0 +1,133 @@
+"""`TreePreview`: a big session's kept first screen (`pitree.store.first_screen`), drawn while its tree is read.
+
+It draws the kept rows around the leaf as `TreeView` would draw them on opening the session (the same guides,
+styles, marker and columns; the age column from the clock now), with the cursor on the leaf's row. The cursor
+moves over the kept rows; when the tree is read, the explorer puts the real view's cursor on the same entry.
+`screen_of` makes what is kept, from a `TreeView` showing the whole session.
+"""
+
+from __future__ import annotations
+
+from pitree.session.layout import visible_indices
+from pitree.session.text import make_safe
+from pitree.store.first_screen import AROUND, FirstScreen, ScreenRow
+from pitree.widgets.tree_base import Columns, cut_prefix, shift_for
+from pitree.widgets.tree_draw import column_figures, columns_text, finish_row
+from pitree.widgets.tree_view import TreeView
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+def screen_of(view: TreeView, status: dict[str, object]) -> FirstScreen | None:
+    """The first screen of `view`'s session as opening it shows it: the default filter, nothing folded, the cursor
+    on the leaf (or the row nearest it), the rows within AROUND of that one; `status`: the status bar's counts."""
+    tree = view.stree
+    if tree is None or tree.leaf is None:
+        return None
+    layout = view.layout_for("default")
+    shown = visible_indices(layout, set())
+    node, leaf_row = tree.leaf, None
+    while node is not None and leaf_row is None:
+        leaf_row = layout.row_of(node)
+        node = node.parent
+    if leaf_row is None:
+        return None
+    first, last = max(0, leaf_row - AROUND), min(len(shown), leaf_row + AROUND + 1)
+    rows = []
+    for i in range(first, last):
+        entry = layout.rows.nodes[i]
+        prefix = layout.prefix(i)
+        parts = view.row_parts(layout, i, False, bool(prefix), compare=False)
+        model, tokens, ts = column_figures(entry)
+        marker = view.leaf_marker(i, layout)
+        rows.append(ScreenRow(entry.id, prefix, tuple(parts), marker, entry in layout.active, model, tokens, ts))
+    return FirstScreen(tuple(rows), leaf_row - first, first, len(shown), status)
+
+
+class TreePreview(ScrollView):
+    """The kept rows of a session's first screen; `show(screen)` to draw them, `cursor_id` for where the user is."""
+
+    can_focus = True
+    filter_mode = "default"  # what a session opens with, and so what is kept
+    COMPONENT_CLASSES = TreeView.COMPONENT_CLASSES
+    DEFAULT_CSS = TreeView.DEFAULT_CSS.replace("TreeView", "TreePreview")
+    BINDINGS = [
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.screen_: FirstScreen | None = None
+        self.cursor = 0
+        self.columns = Columns()  # the columns a newly opened session shows
+        self._shift = 0
+
+    def show(self, screen: FirstScreen) -> None:
+        self.screen_ = screen
+        self.cursor = screen.leaf_row
+        self._shift = 0
+        self.virtual_size = Size(self.size.width, len(screen.rows))
+        self.call_after_refresh(self._center)
+        self.refresh()
+
+    @property
+    def cursor_id(self) -> str | None:
+        return self.screen_.rows[self.cursor].id if self.screen_ is not None else None
+
+    def _center(self) -> None:
+        """Where `TreeView` puts a new session's cursor: mid-screen, unless it is on the first screenful."""
+        if self.screen_ is None:
+            return
+        height = self.size.height or 1
+        top = 0 if self.screen_.first + self.cursor < height else max(0, self.cursor - height // 2)
+        self.scroll_to(y=top, animate=False, immediate=True)
+
+    def action_move(self, step: int) -> None:
+        if self.screen_ is None:
+            return
+        self.cursor = max(0, min(len(self.screen_.rows) - 1, self.cursor + step))
+        top, height = int(self.scroll_offset.y), self.size.height or 1
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+        self.refresh()
+
+    def action_page(self, step: int) -> None:
+        self.action_move(step * max(1, self.size.height - 1))
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.screen_ is not None:
+            self.virtual_size = Size(self.scrollable_content_region.width, len(self.screen_.rows))
+            self._center()
+
+    def render_line(self, y: int) -> Strip:
+        index = int(self.scroll_offset.y) + y
+        width = self.scrollable_content_region.width
+        screen = self.screen_
+        if screen is None or not 0 <= index < len(screen.rows) or width <= 0:
+            return Strip.blank(width, self.rich_style)
+        self._shift = shift_for(len(screen.rows[self.cursor].prefix), width, self._shift)
+        return self._render_row(screen.rows[index], width, index == self.cursor)
+
+    def _render_row(self, row: ScreenRow, width: int, is_cursor: bool) -> Strip:
+        get = self.get_component_rich_style
+        text = Text(no_wrap=True, end="")
+        text.append("›" if is_cursor else " ", get("tree-view--dot"))
+        text.append(" ")
+        prefix = make_safe(cut_prefix(row.prefix, self._shift, TreeView.prefix_room(width)), keep_newlines=False)
+        text.append(prefix, get("tree-view--guides"))
+        # Made safe when kept, and again here: the cache folder is not trusted more than the session was.
+        for part, style in row.parts:
+            text.append(make_safe(part, keep_newlines=False), get(style) if style in self.COMPONENT_CLASSES else None)
+        columns = columns_text(self.columns, row.model, row.tokens, row.ts)
+        marker = make_safe(row.marker, keep_newlines=False)
+        return finish_row(self, text, columns, marker, width, is_cursor, row.active)
+
