@@ -19,7 +19,7 @@ from pitree.widgets.panes import STACK_BELOW
 from pitree.widgets.tree_header import TreeHeader
 from pitree.widgets.tree_preview import TreePreview
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
@@ -94,6 +94,9 @@ class LoadingPane(Vertical):
             size = 0
         progress.update(total=max(size, 1), progress=0)
         return size
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < STACK_BELOW, "-stacked")  # as `Panes.fit` does for the tree
 
     def moved_to(self) -> str | None:
         """The entry the user moved the kept first screen's cursor to (None: it stayed on the leaf's row)."""

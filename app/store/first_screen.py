@@ -101,6 +101,23 @@ def save(path: Path, size: int, screen: FirstScreen) -> bool:
     return True
 
 
+STATUS = {"name": str, "entries": int, "branches": int, "leaf": str, "skipped": int, "context_tokens": int}
+
+
+def _status(kept: object) -> dict[str, Any] | None:
+    """The status bar's kept counts, each of its type (or None where that may be missing), nothing else."""
+    if not isinstance(kept, dict):
+        return None
+    out: dict[str, Any] = {}
+    for key, kind in STATUS.items():
+        value = kept.get(key)
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+            return None
+        if key in kept:
+            out[key] = value
+    return out
+
+
 def load(path: Path) -> FirstScreen | None:
     """The screen kept for `path` if the file is exactly what it was made from, else None."""
     target = _target(path)
@@ -122,8 +139,8 @@ def load(path: Path) -> FirstScreen | None:
             for i, prefix, parts, marker, active, model, tokens, ts in data["rows"]
         )
         leaf_row, first, total = int(data["leaf_row"]), int(data["first"]), int(data["total"])
-        status = data["status"]
-        if not rows or not 0 <= leaf_row < len(rows) or not isinstance(status, dict):
+        status = _status(data["status"])
+        if not rows or not 0 <= leaf_row < len(rows) or status is None:
             return None
     except (OSError, ValueError, TypeError, KeyError, orjson.JSONDecodeError):
         return None

@@ -90,6 +90,17 @@ def test_a_kept_file_with_bad_rows_is_ignored(session: Path) -> None:
     assert first_screen.load(session) is None
 
 
+@pytest.mark.parametrize("status", [b'{"entries":"2"}', b'{"entries":2,"x":1}', b'[]', b'{"leaf":3}'])
+def test_kept_counts_of_the_wrong_kind_are_ignored(session: Path, status: bytes) -> None:
+    first_screen.save(session, session.stat().st_size, screen())
+    kept = next((Path(os.environ["PITREE_CACHE_DIR"])).glob("*.screen"))
+    data = kept.read_bytes()
+    start = data.index(b'"status":') + len(b'"status":')
+    kept.write_bytes(data[:start] + status + b"}")
+    got = first_screen.load(session)
+    assert got is None or set(got.status) <= set(first_screen.STATUS)
+
+
 def test_small_sessions_and_no_cache_keep_nothing(session: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(first_screen, "MIN_BYTES", 1 << 30)
     assert not first_screen.save(session, session.stat().st_size, screen())
