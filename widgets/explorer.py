@@ -128,10 +128,13 @@ class Explorer(CompareMixin, WritingMixin):
         # made garbage) or a session left, freezing waits for a collection, and that waits for the first screen.
         frozen = self.freeze_first and self.freezer.freeze_now()
         # Where the user moved the kept first screen's cursor, if that is where the tree's should go.
-        select = self.select_id or self.query_one(LoadingPane).moved_to()
+        moved = None if self.select_id else self.query_one(LoadingPane).moved_to()
+        select = self.select_id or (moved[0] if moved else None)
         self._show(message.stree)
         view = self.tree_view
         view.show_tree(message.stree, select_id=select)
+        if moved is not None:  # and on the same screen row: nothing moves when the tree replaces the kept rows
+            view.call_after_refresh(view.scroll_to, y=max(0, view.cursor - moved[1]), animate=False)
         chosen = view.cursor_node
         if select is not None and (chosen is None or chosen.id != select):
             self.go_to_entry(select)  # a filtered entry, or one without a row: say where the cursor went

@@ -98,12 +98,13 @@ class LoadingPane(Vertical):
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width < STACK_BELOW, "-stacked")  # as `Panes.fit` does for the tree
 
-    def moved_to(self) -> str | None:
-        """The entry the user moved the kept first screen's cursor to (None: it stayed on the leaf's row)."""
-        kept = self.kept
-        if kept is None or self.preview.cursor == kept.leaf_row:
+    def moved_to(self) -> tuple[str, int] | None:
+        """The entry the user moved the kept first screen's cursor to and the screen row it is on (None: the
+        cursor stayed on the leaf's row)."""
+        kept, preview = self.kept, self.preview
+        if kept is None or preview.cursor == kept.leaf_row or preview.cursor_id is None:
             return None
-        return self.preview.cursor_id
+        return preview.cursor_id, preview.cursor - int(preview.scroll_offset.y)
 
     def cancel(self) -> None:
         self.workers.cancel_group(self, "load")
