@@ -4,7 +4,6 @@ then shows, the cursor where the user moved it, nothing for a file that changed,
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -15,14 +14,7 @@ from pitree.widgets.tree_preview import TreePreview
 from pitree.widgets.tree_view import TreeView
 
 from tests.sessions import assistant, entry, to_bytes, user
-
-
-async def until(pilot, condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.02)
+from tests.ui.test_app import until
 
 
 def branched(n: int = 80) -> list[dict]:
