@@ -330,7 +330,7 @@ async def test_header_names_the_columns_over_them(demo: Path) -> None:
         view = app.query_one(TreeView)
 
         def header() -> str:
-            return str(app.query_one(TreeHeader).render()).rstrip()
+            return str(app.query_one("#tree-head", TreeHeader).render()).rstrip()
 
         def row(index: int) -> str:
             return "".join(seg.text for seg in view.render_line(index - int(view.scroll_offset.y))).rstrip()
