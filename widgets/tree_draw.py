@@ -140,7 +140,7 @@ class TreeDraw(TreeBase):
         folded = node.id in self.folded and row.nchildren > 0
         prefix = cut_prefix(layout.prefix(row_index, folded), shift, room)
         text.append(prefix, get("tree-view--guides"))
-        start = len(text)
+        start = len(text)  # search highlights go on the last part, the row text
         for part, style in self.row_parts(layout, row_index, folded, bool(prefix)):
             start = len(text)
             text.append(part, get(style))

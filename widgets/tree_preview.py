@@ -8,7 +8,6 @@ moves over the kept rows; when the tree is read, the explorer puts the real view
 
 from __future__ import annotations
 
-from pitree.session.layout import visible_indices
 from pitree.session.text import make_safe
 from pitree.store.first_screen import AROUND, FirstScreen, ScreenRow
 from pitree.widgets.tree_base import Columns, cut_prefix, shift_for
@@ -29,14 +28,13 @@ def screen_of(view: TreeView, status: dict[str, object]) -> FirstScreen | None:
     if tree is None or tree.leaf is None:
         return None
     layout = view.layout_for("default")
-    shown = visible_indices(layout, set())
     node, leaf_row = tree.leaf, None
     while node is not None and leaf_row is None:
         leaf_row = layout.row_of(node)
         node = node.parent
     if leaf_row is None:
         return None
-    first, last = max(0, leaf_row - AROUND), min(len(shown), leaf_row + AROUND + 1)
+    first, last = max(0, leaf_row - AROUND), min(len(layout.rows), leaf_row + AROUND + 1)
     rows = []
     for i in range(first, last):
         entry = layout.rows.nodes[i]
@@ -45,7 +43,7 @@ def screen_of(view: TreeView, status: dict[str, object]) -> FirstScreen | None:
         model, tokens, ts = column_figures(entry)
         marker = view.leaf_marker(i, layout)
         rows.append(ScreenRow(entry.id, prefix, tuple(parts), marker, entry in layout.active, model, tokens, ts))
-    return FirstScreen(tuple(rows), leaf_row - first, first, len(shown), status)
+    return FirstScreen(tuple(rows), leaf_row - first, first, len(layout.rows), status)
 
 
 class TreePreview(ScrollView):
