@@ -195,6 +195,21 @@ async def test_rows_arrive_while_indexing_and_x_stops_it(tmp_path: Path, monkeyp
         await pilot.press("escape", "x")
         assert not screen.refreshing
         release.set()
-        await until(pilot, lambda: not any(w.is_running for w in screen.workers if w.group == "browser-index"))
+        await until(pilot, lambda: screen._refresh is not None and not screen._refresh.running)
         assert len(calls) < 40 and screen.stats is None  # stopped: the rest was never read
         assert "indexing stopped" in str(screen.query_one("#browser-head").render())
+
+
+async def test_a_refresh_that_fails_says_so_and_ends(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pitree.store.session_index import SessionIndex
+
+    def broken(*_args: Any, **_kw: Any) -> None:
+        raise OSError("disk I/O error \x1b[31mred")
+
+    monkeypatch.setattr(SessionIndex, "refresh", broken)
+    app = make(store)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and not browser(app).refreshing)
+        head = str(browser(app).query_one("#browser-head").render())
+        assert "indexing failed: OSError: disk I/O error" in head and "\x1b" not in head
+        assert "indexing " not in head.replace("indexing failed", "")  # not left saying it is still indexing

@@ -1,12 +1,12 @@
 """`BrowserScreen`: every Pi session on disk (`pitree` with no file), and full-text search across them.
 
-The list comes from the SQLite index (`store.session_index`): what it already holds is on screen at once,
-then a thread worker brings it up to date with a progress bar (cold: every file is read, and rows are
-listed as they are written, newest first; warm: only new and changed ones; `x` stops it), and a watch on the
-sessions folder refreshes it whenever Pi writes. The current folder's sessions come first (Pi's cwd match);
-Tab shows all of them. Forked sessions sit under their
-parent (header `parentSession`). `/` searches every session (words, "phrase", re:regex); Enter opens the
-selected session, or a search hit at its entry. The screen dismisses with (path, entry id or None).
+The list comes from the SQLite index (`store.session_index`): what it already holds is on screen at once, then
+a refresh thread (`store.index_thread`) brings it up to date with a progress bar (cold: every file is read, and
+rows are listed as they are written, newest first; warm: only new and changed ones; `x` stops it; a failure is
+said in the head), and a watch on the sessions folder refreshes it whenever Pi writes. The current folder's
+sessions come first (Pi's cwd match); Tab shows all of them. Forked sessions sit under their parent (header
+`parentSession`). `/` searches every session (words, "phrase", re:regex); Enter opens the selected session, or a
+search hit at its entry. The screen dismisses with (path, entry id or None).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from pathlib import Path
 
 from pitree.session.summary_info import SessionInfo, thread_sessions
 from pitree.session.text import count, make_safe
-from pitree.store.catalog import find_session_paths, session_roots
+from pitree.store.catalog import session_roots
+from pitree.store.index_thread import IndexRefresh
 from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
 from pitree.store.watch import watch_sessions
-from pitree.widgets.screens.browser_columns import HIT_COLUMNS, hit_cells, session_cells, session_columns
-from rich.text import Text
+from pitree.widgets.screens.browser_columns import HIT_COLUMNS, head_start, hit_cells, session_cells, session_columns
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -34,8 +34,10 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 SEARCH_DELAY = 0.2  # seconds of no typing before a search runs
-RELIST_EVERY = 2.0  # seconds between relists while indexing adds rows (a table of thousands is rebuilt each time)
-PROGRESS_EVERY = 0.1  # seconds between the index worker's progress messages (each one costs the UI thread)
+# Seconds to the first relist while indexing adds rows, doubled after each one: a table of thousands is rebuilt
+# each time, and files are read newest first, so the rows on screen rarely change after the first batch.
+RELIST_EVERY = 2.0
+PROGRESS_EVERY = 0.25  # seconds between the index refresh's progress messages (each one costs the UI a redraw)
 
 
 @dataclass
@@ -68,10 +70,10 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
     ]
 
     class Refreshed(Message):
-        """Posted by the index worker when the index is up to date."""
+        """Posted by the index refresh when it is over: the index is up to date, or `error` says why not."""
 
-        def __init__(self, stats: RefreshStats) -> None:
-            self.stats = stats
+        def __init__(self, stats: RefreshStats, error: str | None = None) -> None:
+            self.stats, self.error = stats, error
             super().__init__()
 
     class Progress(Message):
@@ -114,12 +116,15 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self.mode = "sessions"  # or "hits"
         self._columns_for = 0  # the width the session columns were chosen for
         self.refreshing = False
+        self._refresh: IndexRefresh | None = None  # the running (or last) index refresh
+        self._refresh_error: str | None = None
         self._indexing: tuple[int, int] | None = None  # (files read, files to read) while indexing
-        self._progress_at = 0.0  # monotonic time of the worker's last Progress message
         self.stats: RefreshStats | None = None
         self._search_timer: Timer | None = None
         self._stop_watch = asyncio.Event()
         self._listed_at = 0.0  # monotonic time of the last show_sessions
+        self._relist_every = RELIST_EVERY
+        self._head_shape: tuple[int, ...] = ()  # where the head's spaces are: the same, it wraps the same
         self._by_path_of: list[SessionInfo] | None = None
         self._by_path_cache: dict[str, SessionInfo] = {}
 
@@ -145,6 +150,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
 
     def on_unmount(self) -> None:
         self._stop_watch.set()
+        self._stop_refresh()
 
     def on_resize(self, event: events.Resize) -> None:
         if self.mode == "sessions" and event.size.width != self._columns_for:
@@ -152,28 +158,16 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
 
     # ---- the index ------------------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="browser-index", description="Indexing sessions", exit_on_error=False)
     def refresh_index(self) -> None:
-        worker = get_current_worker()
-        stats = RefreshStats()
-        for root in self.roots:
-            part = self.index.refresh(
-                find_session_paths(root),
-                progress=self._post_progress,
-                cancel=lambda: worker.is_cancelled,
-                root=root,
-                written=lambda n: self.post_message(self.Written(n)),
-            )
-            for name in ("added", "updated", "removed", "unchanged", "errors", "seconds"):
-                setattr(stats, name, getattr(stats, name) + getattr(part, name))
-            stats.cancelled = stats.cancelled or part.cancelled
-        if not worker.is_cancelled:
-            self.post_message(self.Refreshed(stats))
+        """Bring the index up to date in a thread of its own; its messages come as the ones below."""
+        self._stop_refresh()
+        self._relist_every = RELIST_EVERY
+        self._refresh = IndexRefresh(self.index, self.roots, _Poster(self), PROGRESS_EVERY).start()
 
-    def _post_progress(self, done: int, total: int, _bytes: int, _total_bytes: int) -> None:
-        if (now := time.monotonic()) - self._progress_at >= PROGRESS_EVERY or done == total:
-            self._progress_at = now
-            self.post_message(self.Progress(done, total))
+    def _stop_refresh(self) -> None:
+        """Stop the running refresh, if any; it is told nothing more (what it read is kept in the index)."""
+        if self._refresh is not None:
+            self._refresh.cancel()
 
     async def _watch(self, root: Path) -> None:
         async for _ in watch_sessions(root, self._stop_watch, poll_fallback=30.0):
@@ -190,10 +184,13 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
             self._update_head()
 
     def on_browser_screen_written(self, message: Written) -> None:
-        # What is indexed so far, so a cold start shows rows at once: the first batch right away, then at most
-        # every RELIST_EVERY seconds.
+        # What is indexed so far, so a cold start shows rows at once: the first batch right away, then after
+        # RELIST_EVERY seconds, twice that, and so on.
         now = time.monotonic()
-        if self.refreshing and self.mode == "sessions" and (not self.sessions or now - self._listed_at > RELIST_EVERY):
+        due = not self.sessions or now - self._listed_at > self._relist_every
+        if self.refreshing and self.mode == "sessions" and due:
+            if self.sessions:
+                self._relist_every *= 2
             self.show_sessions()
 
     def _busy(self) -> str | None:
@@ -204,7 +201,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
     def action_stop_indexing(self) -> None:
         if not self.refreshing:
             return
-        self.workers.cancel_group(self, "browser-index")
+        self._stop_refresh()
         self.refreshing = False
         self._indexing = None
         self.query_one(ProgressBar).display = False
@@ -215,6 +212,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
     def on_browser_screen_refreshed(self, message: Refreshed) -> None:
         self.refreshing = False
         self._indexing = None
+        self._refresh_error = message.error
         self.stats = message.stats
         self.query_one(ProgressBar).display = False
         stats = message.stats
@@ -260,27 +258,26 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
 
     def _update_head(self, busy: str | None = None) -> None:
         busy = busy if busy is not None else self._busy()
-        head = Text()
-        head.append("Pi sessions ", "bold")
-        head.append(make_safe(str(self.root), keep_newlines=False), "cyan")
-        for root in self.roots[1:]:
-            head.append(" + oh-my-pi ", "bold")
-            head.append(make_safe(str(root), keep_newlines=False), "cyan")
-        scope = "all folders" if self.state.show_all else f"this folder ({self.state.cwd})"
-        head.append(f"  ·  {make_safe(scope, keep_newlines=False)} (Tab)")
+        head = head_start(self.roots, self.state.show_all, self.state.cwd)
         if self.mode == "sessions":
             head.append(f"  ·  {len(self.rows):,} of {len(self.sessions):,} sessions")
         else:
             head.append(f"  ·  {len(self.hits):,} hits")
         if busy:
             head.append(f"  ·  {busy}", "yellow")
+        elif self._refresh_error is not None:
+            head.append(f"  ·  indexing failed: {make_safe(self._refresh_error, keep_newlines=False)}", "yellow")
         elif self.stats is not None and self.stats.errors:
             head.append(f"  ·  {count(self.stats.errors, 'file')} could not be read", "yellow")
         if not self.root.exists():
             head.append("\nno sessions folder yet: waiting for Pi to create it", "yellow")
         elif self.mode == "sessions" and not self.rows and self.sessions and not self.state.show_all:
             head.append("\nno session started in this folder: Tab shows every folder's", "yellow")
-        self.query_one("#browser-head", Static).update(head)
+        # A head the same but for its figures wraps the same: no layout pass (one a progress step costs otherwise).
+        plain = head.plain
+        shape = (len(plain), *(i for i, c in enumerate(plain) if c.isspace()))
+        self.query_one("#browser-head", Static).update(head, layout=shape != self._head_shape)
+        self._head_shape = shape
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -379,3 +376,19 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         for i, hit in enumerate(message.hits):
             table.add_row(*hit_cells(hit, self._by_path.get(str(hit.path))), key=str(i))
         self._update_head(make_safe(message.error, keep_newlines=False) if message.error else None)
+
+
+class _Poster:
+    """An `IndexRefresh` listener posting the screen's messages (from the refresh's thread)."""
+
+    def __init__(self, screen: BrowserScreen) -> None:
+        self.post = screen.post_message
+
+    def progress(self, done: int, total: int) -> None:
+        self.post(BrowserScreen.Progress(done, total))
+
+    def written(self, count: int) -> None:
+        self.post(BrowserScreen.Written(count))
+
+    def finished(self, stats: RefreshStats, error: str | None) -> None:
+        self.post(BrowserScreen.Refreshed(stats, error))

@@ -6,6 +6,7 @@ session files)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from pitree.session.summary_info import SessionInfo
 from pitree.session.text import human_size, make_safe
@@ -104,3 +105,16 @@ def hit_cells(hit: SearchHit, info: SessionInfo | None) -> tuple[Text, Text, Tex
         Text(make_safe(hit.entry_id, keep_newlines=False), "cyan"),
         Text(make_safe(hit.snippet, keep_newlines=False)),
     )
+
+
+def head_start(roots: list[Path], show_all: bool, cwd: str) -> Text:
+    """The browser head's start: the folders listed (Pi's, then oh-my-pi's) and the scope Tab switches."""
+    head = Text()
+    head.append("Pi sessions ", "bold")
+    head.append(make_safe(str(roots[0]), keep_newlines=False), "cyan")
+    for root in roots[1:]:
+        head.append(" + oh-my-pi ", "bold")
+        head.append(make_safe(str(root), keep_newlines=False), "cyan")
+    scope = "all folders" if show_all else f"this folder ({cwd})"
+    head.append(f"  ·  {make_safe(scope, keep_newlines=False)} (Tab)")
+    return head

@@ -1,0 +1,97 @@
+"""`IndexRefresh`: a sessions-index refresh of a list of folders in a thread of its own, telling a listener how it
+goes and how it ended, a failure included (the browser shows it; a refresh that raised must not leave the list
+saying "indexing" for ever). Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from pitree.store.catalog import find_session_paths
+from pitree.store.session_index import RefreshStats, SessionIndex
+
+
+class Listener(Protocol):
+    """What a refresh tells, from its thread."""
+
+    def progress(self, done: int, total: int) -> None: ...  # files read of the files to read
+
+    def written(self, count: int) -> None: ...  # the first `count` files read are in the index
+
+    def finished(self, stats: RefreshStats, error: str | None) -> None: ...  # over: done, stopped or failed
+
+
+class IndexRefresh:
+    """`index.refresh` over `roots`, one after the other, in a daemon thread. `cancel()` stops it between files
+    (what was read is kept) and silences it: the listener hears nothing after `cancel` returns. Progress is told
+    at most every `progress_every` seconds, and always for the last file."""
+
+    def __init__(
+        self, index: SessionIndex, roots: Sequence[Path], listener: Listener, progress_every: float = 0.0
+    ) -> None:
+        self.index = index
+        self.progress_every = progress_every
+        self._progress_at = -float("inf")
+        self.roots = [Path(r) for r in roots]
+        self._listener: Listener | None = listener
+        self._lock = threading.Lock()
+        self._cancelled = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pitree-index-refresh", daemon=True)
+
+    def start(self) -> IndexRefresh:
+        self._thread.start()
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._listener = None
+        self._cancelled.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    def _tell(self, name: str, *args: object) -> None:
+        with self._lock:
+            if self._listener is not None:
+                getattr(self._listener, name)(*args)
+
+    def _progress(self, done: int, total: int, _bytes: int, _total_bytes: int) -> None:
+        if (now := time.monotonic()) - self._progress_at >= self.progress_every or done == total:
+            self._progress_at = now
+            self._tell("progress", done, total)
+
+    def _run(self) -> None:
+        stats = RefreshStats()
+        error: str | None = None
+        before = 0  # files written for the roots already done: counts add up over the roots
+
+        def written(count: int) -> None:
+            self._tell("written", before + count)
+
+        try:
+            for root in self.roots:
+                part = self.index.refresh(
+                    find_session_paths(root),
+                    progress=self._progress,
+                    cancel=self._cancelled.is_set,
+                    root=root,
+                    written=written,
+                )
+                before += part.added + part.updated + part.errors
+                for name in ("added", "updated", "removed", "unchanged", "errors", "seconds", "appended"):
+                    setattr(stats, name, getattr(stats, name) + getattr(part, name))
+                stats.cancelled = stats.cancelled or part.cancelled
+                if self._cancelled.is_set():
+                    stats.cancelled = True
+                    break
+        except Exception as exc:  # noqa: BLE001 - told to the listener, which shows it
+            error = f"{type(exc).__name__}: {exc}"
+        self._tell("finished", stats, error)

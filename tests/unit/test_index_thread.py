@@ -1,0 +1,117 @@
+"""`store.index_thread.IndexRefresh`: a sessions-index refresh in its own thread, telling a listener how it goes."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pitree.store.index_load as index_load
+import pytest
+from pitree.store.index_thread import IndexRefresh
+from pitree.store.session_index import RefreshStats, SessionIndex
+
+from tests.sessions import chain
+from tests.unit.test_session_index import write
+
+
+class Heard:
+    """A listener that writes down what it is told."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[int, int]] = []
+        self.counts: list[int] = []
+        self.ends: list[tuple[RefreshStats, str | None]] = []
+        self.over = threading.Event()
+
+    def progress(self, done: int, total: int) -> None:
+        self.steps.append((done, total))
+
+    def written(self, count: int) -> None:
+        self.counts.append(count)
+
+    def finished(self, stats: RefreshStats, error: str | None) -> None:
+        self.ends.append((stats, error))
+        self.over.set()
+
+
+def sessions(root: Path, n: int) -> None:
+    for i in range(n):
+        write(root / "--w--", f"{i:08x}-0000-7000-8000-000000000000", "/w", chain(3), when=i)
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Any:
+    idx = SessionIndex(tmp_path / "cache" / "index.sqlite3")
+    yield idx
+    idx.close()
+
+
+def held(monkeypatch: pytest.MonkeyPatch, index: SessionIndex, at: int) -> tuple[threading.Event, list[int]]:
+    """Reading the `at`-th file waits for the returned event (files are read in this process)."""
+    gate, calls, real = threading.Event(), [], index_load.load_one
+
+    def slow(*args: Any) -> Any:
+        calls.append(1)
+        if len(calls) == at:
+            gate.wait(30)
+        return real(*args)
+
+    monkeypatch.setattr(index_load, "load_one", slow)
+    index.workers = 1
+    return gate, calls
+
+
+def test_it_tells_progress_rows_written_and_the_end(tmp_path: Path, index: SessionIndex) -> None:
+    sessions(tmp_path / "s", 20)
+    heard = Heard()
+    refresh = IndexRefresh(index, [tmp_path / "s"], heard).start()
+    assert heard.over.wait(30)
+    refresh.join(5)
+    assert not refresh.running
+    assert heard.steps[0] == (0, 20) and heard.steps[-1] == (20, 20)
+    assert heard.counts[0] == 16 and heard.counts[-1] == 20  # the first batch, then the rest
+    stats, error = heard.ends[0]
+    assert error is None and stats.added == 20 and not stats.cancelled
+    assert len(index.sessions()) == 20
+
+
+def test_counts_add_up_over_two_folders(tmp_path: Path, index: SessionIndex) -> None:
+    sessions(tmp_path / "a", 2)
+    sessions(tmp_path / "b", 3)
+    heard = Heard()
+    IndexRefresh(index, [tmp_path / "a", tmp_path / "b"], heard).start().join(30)
+    assert heard.counts == [2, 5]
+    assert heard.ends[0][0].added == 5
+
+
+def test_cancel_stops_between_files_and_silences_it(
+    tmp_path: Path, index: SessionIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions(tmp_path / "s", 30)
+    gate, calls = held(monkeypatch, index, 3)
+    heard = Heard()
+    refresh = IndexRefresh(index, [tmp_path / "s"], heard).start()
+    for _ in range(3000):
+        if len(calls) >= 3:
+            break
+        threading.Event().wait(0.01)
+    refresh.cancel()
+    told = (list(heard.steps), list(heard.counts))
+    gate.set()
+    refresh.join(30)
+    assert not refresh.running and len(calls) < 30  # stopped: the rest was never read
+    assert heard.ends == [] and (heard.steps, heard.counts) == told  # nothing after cancel
+    assert len(index.sessions()) <= 3  # what was read before it stopped is kept
+
+
+def test_a_failure_is_told_not_raised(tmp_path: Path, index: SessionIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    sessions(tmp_path / "s", 2)
+
+    def broken(*_args: Any, **_kw: Any) -> RefreshStats:
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(index, "refresh", broken)
+    heard = Heard()
+    IndexRefresh(index, [tmp_path / "s"], heard).start().join(30)
+    assert heard.ends[0][1] == "OSError: disk on fire"
