@@ -10,8 +10,10 @@ The store (bench/gen_store.py) is made once under bench/out/ and reused. Measure
   (a thread; `written` says when the first batch is committed) and lists the index; the time from spawning it
   to the rows being read back, whole process (Textual's own start, about 0.3 s more in a terminal, is not in it);
 - cold build: the same child, until every session is indexed (whole process);
-- the same two in the browser itself, headless (Textual's pilot, 160x40): until its table has rows, and until
-  the refresh is done;
+- the same two in the browser itself, headless (Textual's pilot, 160x40), started as `pitree` starts it (the
+  newest sessions indexed first, `index_refresh.index_newest`): until its table has rows, and until the refresh
+  is done; and `pitree --session-dir STORE` in tmux (160x40, Tab sent at launch: the store's sessions are from
+  other folders): launch -> rows on screen, and -> every session listed with indexing over;
 - second start: `pitree ls --all --json` on the built index, whole process;
 - append: one line appended to a session copied into the store for the run (removed after), then a refresh in
   this process: its time and the bytes it read (`index_scan.read_hook`) against the file's size; and a whole
@@ -65,9 +67,12 @@ print(f"built {len(idx.sessions())}", flush=True)
 idx.close()
 """
 
-# The browser itself, headless (Textual's pilot): until its table shows the first rows, then until indexed.
+# The browser itself, headless (Textual's pilot), started as `pitree` starts it: until its table shows the first
+# rows, then until indexed.
 BROWSER_ROWS = """
 import asyncio, sys, time
+from pitree.cli.index_refresh import index_newest
+index_newest(sys.argv[1])  # as `pitree` does before it imports Textual
 from pitree.widgets.app import PitreeApp
 from pitree.widgets.screens.browser import BrowserScreen, BrowserState
 from textual.widgets import DataTable
@@ -147,12 +152,11 @@ def first_rows_and_build(root: Path, env: dict[str, str], script: str = FIRST_RO
     return first, time.perf_counter() - t0, int(first_line.split()[1])
 
 
-# The browser's head once it lists every folder's sessions (Tab), and once the refresh is over.
+# The browser's head once it lists every folder's sessions (Tab); `done` below: all of them, the refresh over.
 TMUX_ROWS = re.compile(r"all folders \(Tab\)  ·  [1-9][\d,]* of [\d,]+ sessions")
-TMUX_DONE = re.compile(r"all folders \(Tab\)  ·  ([\d,]+) of \1 sessions(?!  ·  indexing)")
 
 
-def tmux_first_rows_and_build(root: Path, env: dict[str, str], timeout: float = 600) -> tuple[float, float]:
+def tmux_first_rows_and_build(root: Path, env: dict[str, str], files: int, timeout: float = 600) -> tuple[float, float]:
     """`pitree --session-dir ROOT` in a real terminal (tmux, 160x40) on a new index, Tab sent at once (the store's
     sessions are from other folders): (seconds to the first rows of the table, seconds until every session is
     listed and indexing is over), from the launch."""
@@ -161,7 +165,8 @@ def tmux_first_rows_and_build(root: Path, env: dict[str, str], timeout: float = 
         t0 = tmux.start([str(PITREE), "--session-dir", str(root)], env)
         tmux.keys("Tab")
         rows = wait_screen(tmux, TMUX_ROWS, t0, timeout, min_interval=0.002)
-        done = wait_screen(tmux, TMUX_DONE, t0, timeout) if rows is not None else None
+        done_head = re.compile(rf"all folders \(Tab\)  ·  {files:,} of {files:,} sessions(?!  ·  indexing)")
+        done = wait_screen(tmux, done_head, t0, timeout) if rows is not None else None
     finally:
         tmux.stop()
     if rows is None or done is None:
@@ -244,7 +249,7 @@ def main() -> int:
     for _ in range(args.runs if Tmux.available() else 0):
         cache = tempfile.mkdtemp(prefix="pitree-bench-store-")
         try:
-            first, build = tmux_first_rows_and_build(root, child_env(cache))
+            first, build = tmux_first_rows_and_build(root, child_env(cache), files)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
         term_firsts.append(first)

@@ -14,7 +14,7 @@ from pitree.widgets.commands import explorer_commands
 from pitree.widgets.explorer import Explorer
 from pitree.widgets.explorer_state import EXACT_TOKENS_FROM
 from pitree.widgets.screens.explorer_screens import asset_text, help_screen
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
@@ -68,8 +68,14 @@ class PitreeApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.console.size = (self.size.width, self.size.height)
         if self.explorer.path == Path():
             self.open_browser()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Rich asks the terminal for its size on each `console.options` (three ioctls), which DataTable reads for
+        # every cell of every row added to it; Textual sizes screens from its driver, so the console holds the size.
+        self.console.size = (event.size.width, event.size.height)
 
     async def action_quit(self) -> None:
         """Quit, keeping the session's first screen for its next open (`Explorer.keep_first_screen`)."""

@@ -16,6 +16,8 @@ from pitree.store.omp_paths import cwd_folder as omp_cwd_folder
 from pitree.store.session_index import SessionIndex
 
 PROGRESS_AFTER = 0.3  # seconds of indexing before progress is shown (a warm refresh shows nothing)
+NEWEST_FILES = 16  # what the browser's first screen lists, about
+NEWEST_BYTES = 8 << 20  # read before the browser starts no more than this: a huge newest session waits for it
 BUSY_WAIT = 2.0  # seconds to wait for another process's lock on the index before reading the files directly
 
 
@@ -66,6 +68,42 @@ def refreshed(index: SessionIndex, folder: Path) -> None:
         index.refresh(find_session_paths(folder), progress=show, root=folder)
     finally:
         clear()
+
+
+def _short_wait() -> SessionIndex:
+    return SessionIndex(busy_timeout=0.5)
+
+
+def index_newest(session_dir: str | None, opener: Callable[[], SessionIndex] = _short_wait) -> int:
+    """Index the newest sessions of the browser's folders (at most NEWEST_FILES, NEWEST_BYTES) before it imports
+    Textual, so that its first screen has rows; its own refresh then reads the rest. Run in this thread, before
+    the UI: in a thread beside Textual's start, each file's stat waited for the GIL and the rows came later
+    (bench/bench_store.py). Returns how many files were looked at; anything going wrong is left to the browser,
+    which opens the index itself and says what failed."""
+    try:
+        found: list[tuple[int, int, str, Path]] = []  # (mtime_ns, size, path, its folder)
+        for root, _ in session_roots(session_dir):
+            for p in find_session_paths(root):
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    continue
+                found.append((st.st_mtime_ns, st.st_size, p, Path(root)))
+        found.sort(key=lambda item: -item[0])
+        picked: dict[Path, list[str]] = {}
+        total = 0
+        for _, size, p, root in found[:NEWEST_FILES]:
+            total += size
+            if total > NEWEST_BYTES:
+                break
+            picked.setdefault(root, []).append(p)
+        if picked:
+            with opener() as index:
+                for root, paths in picked.items():
+                    index.refresh(paths, root=root, keep_missing=True)
+        return sum(map(len, picked.values()))
+    except Exception:  # noqa: BLE001 - see the docstring
+        return 0
 
 
 def busy_note(doing: str) -> None:

@@ -127,11 +127,13 @@ class SessionIndex(IndexDB, IndexReader):
         cancel: Callable[[], bool] | None = None,
         root: Path | None = None,
         written: Callable[[int], None] | None = None,
+        keep_missing: bool = False,
     ) -> RefreshStats:
         """Bring the index in line with `files`: read new and changed ones, drop vanished ones.
 
         Vanished means indexed but not in `files`; with `root`, only indexed paths in `root` or its direct
-        subfolders count (so refreshing one folder leaves the rest of the index alone). `cancel()` is checked
+        subfolders count (so refreshing one folder leaves the rest of the index alone); with `keep_missing`,
+        nothing is dropped (`files` is a part of the folder, not all of it). `cancel()` is checked
         between files; what was read so far is kept. `written(n)` is called (from the writer thread) each time
         the first n files read are committed, so a reader can list them.
         """
@@ -158,6 +160,8 @@ class SessionIndex(IndexDB, IndexReader):
                 for path, size, mtime_ns, ino in conn.execute("SELECT path, size, mtime_ns, ino FROM sessions")
             }
             gone = [p for p in stored if p not in current and (root_s is None or under(p, root_s))]
+            if keep_missing:
+                gone = []
             todo: list[Job] = []
             for p, st in sorted(current.items(), key=lambda item: -item[1].st_mtime_ns):
                 key = (st.st_size, st.st_mtime_ns, st.st_ino)

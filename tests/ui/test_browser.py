@@ -213,3 +213,13 @@ async def test_a_refresh_that_fails_says_so_and_ends(store: Path, monkeypatch: p
         head = str(browser(app).query_one("#browser-head").render())
         assert "indexing failed: OSError: disk I/O error" in head and "\x1b" not in head
         assert "indexing " not in head.replace("indexing failed", "")  # not left saying it is still indexing
+
+
+async def test_the_console_holds_the_app_size(store: Path) -> None:
+    """Rich would ask the terminal for its size on each cell DataTable measures; the app keeps it up to date."""
+    app = make(store)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).stats is not None)
+        assert tuple(app.console.size) == (150, 40)
+        await pilot.resize_terminal(90, 25)
+        await until(pilot, lambda: tuple(app.console.size) == (90, 25))

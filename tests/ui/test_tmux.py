@@ -62,3 +62,31 @@ def test_demo_in_a_real_terminal(session_name: str, tmp_path: Path) -> None:
     while "← leaf" in tmux("capture-pane", "-p", "-t", session_name) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert "← leaf" not in tmux("capture-pane", "-p", "-t", session_name)  # q quit the app
+
+
+def test_sessions_browser_in_a_real_terminal(session_name: str, tmp_path: Path) -> None:
+    """`pitree` with no file on a store it never indexed: the newest rows on the first screen, then all of them."""
+    from tests.sessions import user
+    from tests.unit.test_session_index import write
+
+    store = tmp_path / "sessions"
+    for i in range(40):
+        sid = f"{i:08x}-0000-7000-8000-000000000000"
+        path = write(store / "--w--", sid, "/w", [user("u1", None, f"task number {i}", t=i)], when=i)
+        os.utime(path, ns=(1_700_000_000_000_000_000 + i * 10**9,) * 2)  # written in this order
+    settings = f"PITREE_CACHE_DIR={tmp_path / 'cache'} PITREE_CONFIG={tmp_path / 'config.toml'} HOME={tmp_path}"
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session_name, "-x", "150", "-y", "45",
+         f"env TERM=xterm-256color {settings} {PITREE} --session-dir {store}; sleep 30"],
+        check=True,
+    )
+    first = screen_until(session_name, "Pi sessions")
+    assert "0 of 16 sessions" in first or "0 of 40 sessions" in first  # none from this folder; the newest indexed
+    tmux("send-keys", "-t", session_name, "Tab")
+    shown = screen_until(session_name, "40 of 40 sessions")
+    assert shown.index("task number 39") < shown.index("task number 38")  # newest first
+    deadline = time.monotonic() + 20
+    while "(x stops)" in tmux("capture-pane", "-p", "-t", session_name) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "(x stops)" not in tmux("capture-pane", "-p", "-t", session_name)  # the head no longer says indexing
+    tmux("send-keys", "-t", session_name, "q")

@@ -1,13 +1,18 @@
-"""`store.index_thread.IndexRefresh`: a sessions-index refresh in its own thread, telling a listener how it goes."""
+"""The sessions browser's index refresh: `store.index_thread.IndexRefresh` (in its own thread, telling a listener how
+it goes), `refresh(keep_missing=True)` and `cli.index_refresh.index_newest` (the newest files first, before Textual)."""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
 
+import pitree.cli.index_refresh as index_refresh
 import pitree.store.index_load as index_load
 import pytest
+from pitree.cli.index_refresh import index_newest
+from pitree.store.catalog import find_session_paths
 from pitree.store.index_thread import IndexRefresh
 from pitree.store.session_index import RefreshStats, SessionIndex
 
@@ -115,3 +120,57 @@ def test_a_failure_is_told_not_raised(tmp_path: Path, index: SessionIndex, monke
     heard = Heard()
     IndexRefresh(index, [tmp_path / "s"], heard).start().join(30)
     assert heard.ends[0][1] == "OSError: disk on fire"
+
+
+def test_keep_missing_reads_a_part_and_drops_nothing(tmp_path: Path, index: SessionIndex) -> None:
+    root = tmp_path / "s"
+    sessions(root, 5)
+    index.refresh(find_session_paths(root), root=root)
+    newest = sorted(find_session_paths(root))[-2:]
+    (tmp_path / "s" / "--w--" / Path(newest[0]).name).write_bytes(Path(newest[0]).read_bytes() + b"\n")  # changed
+    stats = index.refresh(newest, root=root, keep_missing=True)
+    assert stats.removed == 0 and stats.updated == 1 and stats.unchanged == 1
+    assert len(index.sessions()) == 5
+    assert index.refresh(newest, root=root).removed == 3  # without it, the rest counts as gone
+
+
+def test_index_newest_reads_the_newest_files_before_the_browser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "s"
+    sessions(root, 20)
+    db = tmp_path / "cache" / "index.sqlite3"
+    assert index_newest(str(root), lambda: SessionIndex(db)) == index_refresh.NEWEST_FILES
+    with SessionIndex(db) as idx:
+        listed = {s.path.name for s in idx.sessions()}
+    everything = sorted(find_session_paths(root), key=lambda p: -os.stat(p).st_mtime_ns)
+    assert listed == {Path(p).name for p in everything[: index_refresh.NEWEST_FILES]}
+
+    monkeypatch.setattr(index_refresh, "NEWEST_BYTES", 1)  # a newest session past the budget waits for the browser
+    other = tmp_path / "cache2" / "index.sqlite3"
+    assert index_newest(str(root), lambda: SessionIndex(other)) == 0
+
+    def broken() -> SessionIndex:
+        raise OSError("read-only cache folder")
+
+    assert index_newest(str(root), broken) == 0  # left to the browser, which says what failed
+
+
+def test_pitree_indexes_the_newest_before_it_opens_the_browser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pitree.cli.main import main
+
+    root = tmp_path / "s"
+    sessions(root, 3)
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    seen: list[int] = []
+
+    def tui(path: Path | None, session_dir: str | None) -> int:
+        assert path is None and session_dir == str(root)
+        with SessionIndex() as idx:
+            seen.append(len(idx.sessions()))
+        return 0
+
+    assert main(["--session-dir", str(root)], tui=tui) == 0
+    assert seen == [3]  # in the index before the browser starts

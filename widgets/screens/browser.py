@@ -179,7 +179,8 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         if self.refreshing and message.total and message.done < message.total:
             self._indexing = (message.done, message.total)
             bar = self.query_one(ProgressBar)
-            bar.display = True
+            if not bar.display:
+                bar.display = True
             bar.update(total=message.total, progress=message.done)
             self._update_head()
 
