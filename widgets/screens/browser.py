@@ -34,9 +34,10 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 SEARCH_DELAY = 0.2  # seconds of no typing before a search runs
-# Seconds to the first relist while indexing adds rows, doubled after each one: a table of thousands is rebuilt
-# each time, and files are read newest first, so the rows on screen rarely change after the first batch.
-RELIST_EVERY = 2.0
+# Seconds to the first relist while indexing adds rows, doubled after each one up to RELIST_MAX: a table of
+# thousands is rebuilt each time, and files are read newest first, so the rows on screen rarely change after the
+# first batch.
+RELIST_EVERY, RELIST_MAX = 2.0, 8.0
 PROGRESS_EVERY = 0.25  # seconds between the index refresh's progress messages (each one costs the UI a redraw)
 
 
@@ -191,7 +192,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         due = not self.sessions or now - self._listed_at > self._relist_every
         if self.refreshing and self.mode == "sessions" and due:
             if self.sessions:
-                self._relist_every *= 2
+                self._relist_every = min(RELIST_MAX, 2 * self._relist_every)
             self.show_sessions()
 
     def _busy(self) -> str | None:
