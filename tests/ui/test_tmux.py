@@ -22,6 +22,18 @@ def tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=20).stdout
 
 
+def new_session(name: str, width: int, height: int, command: str, env: dict[str, str] | None = None) -> None:
+    """`tmux new-session` on the default server, tried again while that server is exiting: the last test's
+    session was killed just before, which makes the server quit, and a new session started then fails."""
+    argv = ["tmux", "new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), command]
+    for _ in range(20):
+        done = subprocess.run(argv, capture_output=True, text=True, env=env)
+        if done.returncode == 0:
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"tmux new-session failed: {done.stderr.strip()}")
+
+
 def screen_until(name: str, text: str, timeout: float = 20.0) -> str:
     deadline = time.monotonic() + timeout
     shown = ""
@@ -42,11 +54,7 @@ def session_name():  # type: ignore[no-untyped-def]
 
 def test_demo_in_a_real_terminal(session_name: str, tmp_path: Path) -> None:
     env = {**os.environ, "TERM": "xterm-256color", "HOME": str(tmp_path)}
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session_name, "-x", "150", "-y", "45", f"{PITREE} --demo; sleep 30"],
-        check=True,
-        env=env,
-    )
+    new_session(session_name, 150, 45, f"{PITREE} --demo; sleep 30", env)
     shown = screen_until(session_name, "← leaf")
     assert "weather-cli: caching & retries" in shown and "88 entries" in shown
     assert "[compaction: 48.1k" in shown
@@ -75,11 +83,7 @@ def test_sessions_browser_in_a_real_terminal(session_name: str, tmp_path: Path) 
         path = write(store / "--w--", sid, "/w", [user("u1", None, f"task number {i}", t=i)], when=i)
         os.utime(path, ns=(1_700_000_000_000_000_000 + i * 10**9,) * 2)  # written in this order
     settings = f"PITREE_CACHE_DIR={tmp_path / 'cache'} PITREE_CONFIG={tmp_path / 'config.toml'} HOME={tmp_path}"
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session_name, "-x", "150", "-y", "45",
-         f"env TERM=xterm-256color {settings} {PITREE} --session-dir {store}; sleep 30"],
-        check=True,
-    )
+    new_session(session_name, 150, 45, f"env TERM=xterm-256color {settings} {PITREE} --session-dir {store}; sleep 30")
     first = screen_until(session_name, "Pi sessions")
     assert "0 of 16 sessions" in first or "0 of 40 sessions" in first  # none from this folder; the newest indexed
     tmux("send-keys", "-t", session_name, "Tab")

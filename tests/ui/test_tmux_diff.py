@@ -4,7 +4,6 @@ move to B's column, press Enter and read where the tree's cursor went."""
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from pitree.ops.diff import compare
 from pitree.ops.diff_rows import rows
 from pitree.store.session_file import load_session
 
-from tests.ui.test_tmux import PITREE, pytestmark, screen_until, session_name, tmux
+from tests.ui.test_tmux import PITREE, new_session, pytestmark, screen_until, session_name, tmux
 
 __all__ = ["pytestmark", "session_name"]  # the skip mark and the fixture, shared with test_tmux
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo.jsonl"
@@ -41,11 +40,7 @@ def test_compare_two_branches_of_the_demo(session_name: str, tmp_path: Path, siz
     env = {**os.environ, "TERM": "xterm-256color", "HOME": str(tmp_path)}
     width, height = size
     command = f"{PITREE} {demo}; sleep 30"
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session_name, "-x", str(width), "-y", str(height), command],
-        check=True,
-        env=env,
-    )
+    new_session(session_name, width, height, command, env)
     screen_until(session_name, "← leaf")
     goto(session_name, "58f62a23")  # the asyncio question: a sibling branch of the leaf's
     keys(session_name, "m")

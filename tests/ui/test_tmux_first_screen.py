@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.test_tmux import PITREE, pytestmark, screen_until, session_name, tmux  # noqa: F401
+from tests.ui.test_tmux import PITREE, new_session, pytestmark, screen_until, session_name, tmux  # noqa: F401
 
 GEN = Path(__file__).resolve().parents[2] / "bench" / "gen_session.py"
 ROW = re.compile(r"^[› ] .*• ", re.M)  # a tree row on the active path
@@ -41,11 +41,7 @@ def test_second_open_shows_the_kept_rows_then_the_same_tree(session_name: str, t
     env = {**os.environ, "TERM": "xterm-256color", "HOME": str(tmp_path), "PITREE_CACHE_DIR": str(tmp_path / "c")}
 
     def launch() -> None:
-        subprocess.run(
-            ["tmux", "new-session", "-d", "-s", session_name, "-x", "150", "-y", "40", f"{PITREE} {path}; sleep 60"],
-            check=True,
-            env=env,
-        )
+        new_session(session_name, 150, 40, f"{PITREE} {path}; sleep 60", env)
 
     launch()
     screen_until(session_name, "Jump here", timeout=60)
