@@ -72,8 +72,11 @@ class IndexRefresh:
         stats = RefreshStats()
         error: str | None = None
         before = 0  # files written for the roots already done: counts add up over the roots
+        last = 0  # files written so far for this root, as the index said
 
         def written(count: int) -> None:
+            nonlocal last
+            last = count
             self._tell("written", before + count)
 
         try:
@@ -85,7 +88,7 @@ class IndexRefresh:
                     root=root,
                     written=written,
                 )
-                before += part.added + part.updated + part.errors
+                before, last = before + last, 0
                 for name in ("added", "updated", "removed", "unchanged", "errors", "seconds", "appended"):
                     setattr(stats, name, getattr(stats, name) + getattr(part, name))
                 stats.cancelled = stats.cancelled or part.cancelled
