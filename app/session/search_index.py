@@ -21,6 +21,8 @@ from collections.abc import Iterable, Iterator
 from itertools import compress
 from typing import TYPE_CHECKING
 
+from pitree.cache_paths import cache_root
+from pitree.session.spill import Spill
 from pitree.session.text import js_string
 
 if TYPE_CHECKING:
@@ -108,14 +110,17 @@ class Hits:
 class SearchIndex:
     """The search texts of `tree.nodes`, by file position (`Node.idx`); `update` takes in entries added since.
 
-    The buffer is cut in blocks of `BLOCK` entries, each an immutable `bytes`: one growing buffer would be
-    copied as it grows and leave its old copies as holes in the heap."""
+    The buffer is cut in blocks of `BLOCK` entries. A full block is written to a `Spill` (a file with no name:
+    at 1,000,000 entries the buffer is ~100 MB, which a search reads in whole and nothing else reads); only the
+    last block, while it is not full, stays in memory, made again from its texts as entries arrive."""
 
-    def __init__(self, tree: SessionTree) -> None:
+    def __init__(self, tree: SessionTree, spill: Spill | None = None) -> None:
         self.tree = tree
-        self._blocks: list[bytes] = []  # block b holds entries b * BLOCK ... (b + 1) * BLOCK - 1
-        self._starts: list[array[int]] = []  # for each block, where each of its entries starts in it
-        self._open: list[bytes] = []  # the last block's texts while it is not full (it is made again from them)
+        self._spill = spill if spill is not None else Spill(cache_root())
+        self._keys: list[int] = []  # the spill's key of each full block: block b holds entries b * BLOCK ...
+        self._starts: list[array[int]] = []  # for each block (the open one last), where each entry starts in it
+        self._open: list[bytes] = []  # the last block's texts while it is not full
+        self._tail = b""  # those texts joined
         self._count = 0
         self._lock = threading.Lock()  # the explorer prepares it in a worker while the UI may search
 
@@ -131,26 +136,30 @@ class SearchIndex:
                 return
             parts = self._open
             if parts:  # the last block is not full: it is made again with the new entries
-                self._blocks.pop()
                 self._starts.pop()
             for i in range(self._count, len(nodes)):
                 parts.append(_utf8(entry_text(tree, nodes[i])))
                 if len(parts) == BLOCK:
-                    self._close(parts)
+                    self._keys.append(self._spill.put(self._join(parts)))
                     parts = []
-            if parts:
-                self._close(parts)
+            self._tail = self._join(parts) if parts else b""
             self._open = parts
             self._count = len(nodes)
 
-    def _close(self, parts: list[bytes]) -> None:
+    def _join(self, parts: list[bytes]) -> bytes:
         starts = array("i")
         pos = 0
         for part in parts:
             starts.append(pos)
             pos += len(part) + 1
-        self._blocks.append(b"\n".join(parts) + b"\n")
         self._starts.append(starts)
+        return b"\n".join(parts) + b"\n"
+
+    def _block(self, b: int, start: int = 0, end: int | None = None) -> bytes:
+        """Block b's bytes, or `start:end` of them."""
+        if b < len(self._keys):
+            return self._spill.get(self._keys[b], start, end)
+        return self._tail[start:end] if start or end is not None else self._tail
 
     def matching(self, tokens: list[str]) -> Hits:
         """The entries (by `Node.idx`, duplicates' losers included) that hold every token (lower-case)."""
@@ -172,9 +181,9 @@ class SearchIndex:
         """Entries whose text or label holds `token`: `find` over each block, one hit per entry."""
         needle = _utf8(token)
         flags = bytearray(self._count)
-        for b, (blob, starts) in enumerate(zip(self._blocks, self._starts, strict=True)):
+        for b, starts in enumerate(self._starts):
             base, last = b * BLOCK, len(starts) - 1
-            find = blob.find
+            find = self._block(b).find
             pos = find(needle)
             while pos >= 0:
                 i = bisect_right(starts, pos) - 1
@@ -192,9 +201,9 @@ class SearchIndex:
 
     def _has(self, i: int, token: str) -> bool:
         b, j = divmod(i, BLOCK)
-        blob, starts = self._blocks[b], self._starts[b]
-        end = starts[j + 1] if j + 1 < len(starts) else len(blob)
-        if blob.find(_utf8(token), starts[j], end) >= 0:
+        starts = self._starts[b]
+        end = starts[j + 1] if j + 1 < len(starts) else None
+        if _utf8(token) in self._block(b, starts[j], end):
             return True
         node = self.tree.nodes[i]
         label = self.tree.labels.get(node.id)

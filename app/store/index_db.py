@@ -26,6 +26,8 @@ import threading
 import time
 from pathlib import Path
 
+from pitree.cache_paths import cache_root
+
 SCHEMA_VERSION = 3  # 2: the agent that wrote the file (pi, omp); 3: offset, digest, state (append re-index)
 DB_NAME = "sessions.sqlite3"
 
@@ -55,12 +57,7 @@ PRAGMA user_version = {SCHEMA_VERSION};
 
 def index_path() -> Path:
     """Where the index lives (see the module docstring)."""
-    override = os.environ.get("PITREE_CACHE_DIR")
-    if override:
-        return Path(override) / DB_NAME
-    import platformdirs
-
-    return Path(platformdirs.user_cache_path("pitree")) / DB_NAME
+    return cache_root() / DB_NAME
 
 
 def is_busy(exc: BaseException) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pitree.cache_paths import cache_root
 from pitree.session.dialect_omp import SLOT_BYTES as SLOT
 from pitree.session.dialect_omp import title_slot_of
 from pitree.session.gcpause import BIG, gc_paused
@@ -38,12 +39,7 @@ TAIL_BYTES = 4096
 def cache_dir() -> Path | None:
     if os.environ.get("PITREE_NO_CACHE"):
         return None
-    override = os.environ.get("PITREE_CACHE_DIR")
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_path("pitree")) / "trees"
+    return cache_root() / "trees"
 
 
 def _cache_file(path: Path) -> Path | None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import pytest
 from pitree.session import search_index
 from pitree.session.layout import build_layout, tokens_of
 from pitree.session.load import SessionBuilder, load_bytes
 from pitree.session.search_index import CHECK_EACH_BELOW, Hits
+from pitree.session.spill import Spill
 from pitree.session.tree import SessionTree
 
 from tests.conftest import DEMO
@@ -38,21 +41,42 @@ def test_every_word_of_the_demo_finds_what_a_scan_finds() -> None:
         assert tree.search_index.matching([word]) == brute(tree, word), word
 
 
+@pytest.mark.parametrize("in_memory", [False, True], ids=["spilled", "in-memory"])
 @pytest.mark.parametrize(("check_each_below", "block"), [(0, 7), (50, 2048), (CHECK_EACH_BELOW, 100)])
 def test_several_tokens_many_and_few_hits(
-    generated: SessionTree, check_each_below: int, block: int, monkeypatch: pytest.MonkeyPatch
+    generated: SessionTree,
+    check_each_below: int,
+    block: int,
+    in_memory: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     """Later tokens are checked over the whole buffer (0), or entry by entry once few candidates are left;
-    the buffer in blocks of several sizes."""
+    the buffer in blocks of several sizes, the full ones in a spill file or (no file could be made) in memory."""
     monkeypatch.setattr(search_index, "CHECK_EACH_BELOW", check_each_below)
     monkeypatch.setattr(search_index, "BLOCK", block)
-    index = search_index.SearchIndex(generated)
+    spill = Spill(tmp_path, in_memory=in_memory)
+    index = search_index.SearchIndex(generated, spill)
     vocab = words(generated)
     queries = ["user", "assistant read", "the a", "zz-none", "e", "e s", "toolresult error"]
     queries += [f"{vocab[i]} {vocab[-1 - i]}" for i in range(0, len(vocab) // 2, max(1, len(vocab) // 40))]
     for query in queries:
         assert index.matching(tokens_of(query)) == brute(generated, query), query
     assert index.matching(tokens_of("e")), "a common letter matches something"
+    full = len(generated.nodes) // block
+    assert (spill.on_disk > 0) == (full > 0 and not in_memory), "full blocks are in the file unless told otherwise"
+    assert len(index._open) == len(generated.nodes) - full * block, "only the open block's texts are held"
+
+
+def test_full_blocks_leave_memory_for_the_spill_file(generated: SessionTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default the spill is a file with no name in pitree's cache folder; the index holds the open block."""
+    monkeypatch.setattr(search_index, "BLOCK", 64)
+    index = search_index.SearchIndex(generated)
+    index.update()
+    spill = index._spill
+    texts = sum(len(search_index.entry_text(generated, n).encode()) + 1 for n in generated.nodes)
+    assert spill.on_disk == texts - len(index._tail) > 0
+    assert index.matching(tokens_of("read src")) == brute(generated, "read src")
 
 
 def line(obj: dict[str, object]) -> bytes:
