@@ -171,8 +171,8 @@ PILOT = (
 
 async def pilot_child(path: str, after: float, keys: bool = False) -> dict[str, float]:
     """In the measured process: the explorer on `path` as `pitree FILE` starts it (early parse fork, watching
-    the file), headless at 160x50; first screen = the first tree line drawn (the kept first screen's, on a second
-    open of a big session), ready = the tree view's first line drawn, both as epoch seconds; then idle; then, with
+    the file), headless at 160x50; first screen = the first tree line drawn (for a big session the preview's: the
+    leaf's branch on a cold open, the kept first screen on a second), ready = the tree view's first line drawn, both as epoch seconds; then idle; then, with
     `keys`, bench_tui's keys and search (key -> the tree's last line drawn for it), after the idle spell."""
     from bench_tui import _keys
     from pitree.store.parse_child import fork_early
@@ -369,8 +369,9 @@ def table(results: list[dict[str, Any]], after: float) -> str:
         "`tree --json` = `pitree tree FILE --json > /dev/null`; cold = an empty tree cache, "
         "warm / second open = the cache the cold run just filled. Explorer: pilot = headless Textual "
         "at 160×50, process start → the tree's first line drawn; tmux = `pitree FILE` in a 160×50 pane, "
-        "launch → a tree row on screen. On a second open of a session of 16 MB or more, that first screen is the "
-        "one kept from the first open (the rows around the leaf, shown while the tree is read); whole tree "
+        "launch → a tree row on screen. For a session of 16 MB or more, shown while the tree is read, that first "
+        "screen is on a cold open the leaf's branch read from the end of the file, and on a second open the one "
+        "kept from the first (the rows around the leaf); whole tree "
         "ready = the tree view's first line drawn (pilot), its keys in the footer (tmux). Each run is then left "
         f"running {after:g} s. Memory = the PSS sum of the process "
         "and its forked parse child, sampled every 50 ms over the whole run, in MB of 10^6 bytes (× the file's "

@@ -11,13 +11,14 @@ from pathlib import Path
 
 from pitree.session.gcpause import LoadPause
 from pitree.session.load import SessionBuilder
-from pitree.session.text import make_safe
+from pitree.session.text import count, make_safe
 from pitree.session.tree import SessionTree
 from pitree.store import first_screen
+from pitree.store.leaf_branch import read_leaf_branch
 from pitree.store.session_file import LoadCancelled, SessionFileError, load_session_fast
 from pitree.widgets.panes import STACK_BELOW
 from pitree.widgets.tree_header import TreeHeader
-from pitree.widgets.tree_preview import TreePreview
+from pitree.widgets.tree_preview import TreePreview, branch_screen
 from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
@@ -32,7 +33,8 @@ PROGRESS_EVERY = 0.1  # seconds between redraws of the loading bar
 class LoadingPane(Vertical):
     """The loading screen of one session; `load(path)` starts reading it."""
 
-    kept: first_screen.FirstScreen | None = None  # the session's kept first screen, shown while it loads
+    kept: first_screen.FirstScreen | None = None  # the session's kept first screen (or leaf's branch), shown meanwhile
+    _path: Path | None = None  # the session being loaded (None once it is loaded or failed)
 
     class Progress(Message):
         """Posted by the load worker as bytes are parsed."""
@@ -74,6 +76,7 @@ class LoadingPane(Vertical):
         """Show `path` as loading (the bar empty), beside its kept first screen if it has one (`kept`) and it opens
         at the leaf as that screen did (`at_leaf`); returns its size in bytes (0 when it cannot be read)."""
         self.cancel()
+        self._path = path
         self.kept = first_screen.load(path) if at_leaf else None
         self.set_class(self.kept is not None, "-preview")
         self.set_class(self.app.size.width < STACK_BELOW, "-stacked")
@@ -93,7 +96,32 @@ class LoadingPane(Vertical):
         except OSError:
             size = 0
         progress.update(total=max(size, 1), progress=0)
+        if self.kept is None and at_leaf and size >= first_screen.MIN_BYTES:
+            self.read_branch(path)
         return size
+
+    @work(thread=True, exclusive=True, group="leaf-branch", description="Reading the leaf's branch")
+    def read_branch(self, path: Path) -> None:
+        """A first open of a big session: its leaf's branch, read from the end of the file while the tree loads."""
+        worker = get_current_worker()
+        branch = read_leaf_branch(path, cancelled=lambda: worker.is_cancelled)
+        screen = branch_screen(branch) if branch is not None else None
+        if screen is not None and not worker.is_cancelled:
+            self.app.call_from_thread(self._show_branch, path, screen, branch is not None and branch.complete)
+
+    def _show_branch(self, path: Path, screen: first_screen.FirstScreen, complete: bool) -> None:
+        if path != self._path or self.kept is not None:
+            return  # loaded, failed or left meanwhile
+        self.kept = screen
+        self.add_class("-preview")
+        self.preview.show(screen)
+        name = make_safe(path.name, keep_newlines=False)
+        what = "its leaf's branch" if complete else f"its leaf's branch, the last {count(len(screen.rows), 'row')}"
+        self.query_one("#loading-label", Static).update(
+            Text(f"Reading {name} …\nShown meanwhile: {what},\nread from the end of the file. The tree comes next.")
+        )
+        if self.screen.focused is None:
+            self.preview.focus()
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width < STACK_BELOW, "-stacked")  # as `Panes.fit` does for the tree
@@ -108,6 +136,7 @@ class LoadingPane(Vertical):
 
     def cancel(self) -> None:
         self.workers.cancel_group(self, "load")
+        self.workers.cancel_group(self, "leaf-branch")
 
     def show_waiting(self, path: Path) -> None:
         self.query_one("#loading-label", Static).update(
@@ -136,6 +165,9 @@ class LoadingPane(Vertical):
             if pause is not None:  # no first screen will end it: collection must not stay off
                 pause.release()
             raise
+        finally:
+            if self._path == path:  # a leaf's branch that comes from now on is not shown
+                self._path = None
         self.post_message(self.Loaded(path, tree, builder))
 
     def progress_poster(self, every: float = PROGRESS_EVERY) -> Callable[[int, int], None]:

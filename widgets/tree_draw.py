@@ -15,6 +15,7 @@ import time
 from pitree.session.entries import IS_ERROR, Node
 from pitree.session.layout import Layout
 from pitree.session.text import make_safe
+from pitree.session.tree import SessionTree
 from pitree.widgets.tree_base import Columns, TreeBase, cut_prefix
 from rich.segment import Segment
 from rich.text import Text
@@ -100,6 +101,35 @@ def header_text(cols: Columns, width: int, filter_mode: str) -> Text:
     return text
 
 
+def compaction_row(node: Node, after: float | None) -> str:
+    """`[compaction: 48.1k → 9k tokens]`: before (Pi's tokensBefore) and after (the checkpoint, if any, + summary
+    + kept, by Pi's estimate; None: not known, `…`); Pi's own row, `[compaction: 48k tokens]`, rounds to thousands."""
+    before = node.meta.get("tokensBefore") if node.meta else None
+    before_s = short_tokens(before) if isinstance(before, int | float) and not isinstance(before, bool) else "?"
+    return f"[compaction: {before_s} → {'…' if after is None else short_tokens(after)} tokens]"
+
+
+def hidden_leaf_marker(tree: SessionTree, leaf: Node) -> str:
+    """The marker of the row nearest a leaf the filter hides, naming what the leaf holds."""
+    hidden = make_safe(tree.row_text(leaf), keep_newlines=False)
+    return f"  ← leaf (hidden: {hidden[:24] + '…' if len(hidden) > 25 else hidden})"
+
+
+def body_class(node: Node) -> str:
+    """The style a row's text is drawn in."""
+    if node.flags & IS_ERROR:
+        return "tree-view--error"
+    if node.type == "message":
+        if node.role == "user":
+            return "tree-view--user"
+        if node.role == "assistant":
+            return "tree-view--assistant"
+        return "tree-view--tool"
+    if node.type in ("compaction", "branch_summary"):
+        return "tree-view--summary"
+    return "tree-view--settings"
+
+
 class TreeDraw(TreeBase):
     """Drawing on top of the view's state (see `TreeView`)."""
 
@@ -108,17 +138,13 @@ class TreeDraw(TreeBase):
     # ---- rows ---------------------------------------------------------------------------------------------
 
     def _compaction_text(self, node: Node) -> str:
-        """`[compaction: 48.1k → 9k tokens]`: before (Pi's tokensBefore) and after (the checkpoint, if any, + summary
-        + kept, by Pi's estimate); Pi's own row, `[compaction: 48k tokens]`, rounds to thousands."""
         after = self._compaction_after.get(node.id)
         if after is None and self.stree is not None:
             from pitree.cli.report import compaction_audit
 
             after = compaction_audit(self.stree, node, None)["tokensAfter"]["estimate"]
             self._compaction_after[node.id] = after
-        before = node.meta.get("tokensBefore") if node.meta else None
-        before_s = short_tokens(before) if isinstance(before, int | float) and not isinstance(before, bool) else "?"
-        return f"[compaction: {before_s} → {short_tokens(after or 0)} tokens]"
+        return compaction_row(node, after or 0)
 
     def row_text(
         self, row_index: int, is_cursor: bool = False, shift: int = 0, room: int | None = None, leaf: bool = True
@@ -175,7 +201,7 @@ class TreeDraw(TreeBase):
         if label:
             parts.append((make_safe(f"[{label}] ", keep_newlines=False), "tree-view--label"))
         body = tree.row_text(node) if node.type != "compaction" else self._compaction_text(node)
-        parts.append((make_safe(body, keep_newlines=False), self._body_class(node)))
+        parts.append((make_safe(body, keep_newlines=False), body_class(node)))
         return parts
 
     def leaf_marker(self, row_index: int, layout: Layout | None = None) -> str:
@@ -195,22 +221,7 @@ class TreeDraw(TreeBase):
             holder = holder.parent
         if holder is not node:
             return ""
-        hidden = make_safe(self.stree.row_text(leaf), keep_newlines=False)
-        return f"  ← leaf (hidden: {hidden[:24] + '…' if len(hidden) > 25 else hidden})"
-
-    @staticmethod
-    def _body_class(node: Node) -> str:
-        if node.flags & IS_ERROR:
-            return "tree-view--error"
-        if node.type == "message":
-            if node.role == "user":
-                return "tree-view--user"
-            if node.role == "assistant":
-                return "tree-view--assistant"
-            return "tree-view--tool"
-        if node.type in ("compaction", "branch_summary"):
-            return "tree-view--summary"
-        return "tree-view--settings"
+        return hidden_leaf_marker(self.stree, leaf)
 
     def _columns_text(self, node: Node) -> str:
         return columns_text(self.columns, *column_figures(node))

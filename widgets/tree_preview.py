@@ -1,4 +1,5 @@
-"""`TreePreview`: a big session's kept first screen (`pitree.store.first_screen`), drawn while its tree is read.
+"""`TreePreview`: a big session's kept first screen (`pitree.store.first_screen`), drawn while its tree is read;
+on a first open, its leaf's branch read from the end of the file (`branch_screen`).
 
 It draws the kept rows around the leaf as `TreeView` would draw them on opening the session (the same guides,
 styles, marker and columns; the age column from the clock now), with the cursor on the leaf's row. The cursor
@@ -8,10 +9,19 @@ moves over the kept rows; when the tree is read, the explorer puts the real view
 
 from __future__ import annotations
 
+from pitree.session.layout import build_layout
 from pitree.session.text import make_safe
 from pitree.store.first_screen import AROUND, FirstScreen, ScreenRow
+from pitree.store.leaf_branch import LeafBranch
 from pitree.widgets.tree_base import Columns, cut_prefix, shift_for
-from pitree.widgets.tree_draw import column_figures, columns_text, finish_row
+from pitree.widgets.tree_draw import (
+    body_class,
+    column_figures,
+    columns_text,
+    compaction_row,
+    finish_row,
+    hidden_leaf_marker,
+)
 from pitree.widgets.tree_view import TreeView
 from rich.text import Text
 from textual import events
@@ -44,6 +54,32 @@ def screen_of(view: TreeView, status: dict[str, object]) -> FirstScreen | None:
         marker = view.leaf_marker(i, layout)
         rows.append(ScreenRow(entry.id, prefix, tuple(parts), marker, entry in layout.active, model, tokens, ts))
     return FirstScreen(tuple(rows), leaf_row - first, first, len(layout.rows), status)
+
+
+def branch_screen(branch: LeafBranch) -> FirstScreen | None:
+    """What a cold open shows while the tree is read: the rows the default filter gives the leaf's branch as read
+    from the end of the file (`store.leaf_branch`), each as the tree view draws it, but without guides (where the
+    path sits among the other branches is not known yet) and with a compaction's size after it as `…`."""
+    tree = branch.tree
+    leaf = tree.leaf
+    layout = build_layout(tree, "default")
+    if leaf is None or not layout.rows:
+        return None
+    rows = []
+    for node in layout.rows.nodes:
+        parts = [("• ", "tree-view--dot")]
+        label = tree.labels.get(node.id)
+        if label:
+            parts.append((make_safe(f"[{label}] ", keep_newlines=False), "tree-view--label"))
+        body = compaction_row(node, None) if node.type == "compaction" else tree.row_text(node)
+        parts.append((make_safe(body, keep_newlines=False), body_class(node)))
+        rows.append(ScreenRow(node.id, "", tuple(parts), "", True, *column_figures(node)))
+    # the leaf's row is the last; a leaf the filter hides is named on the last row shown, its nearest ancestor
+    marker = "  ← leaf" if layout.row_of(leaf) is not None else hidden_leaf_marker(tree, leaf)
+    last = rows[-1]
+    rows[-1] = ScreenRow(last.id, last.prefix, last.parts, marker, True, last.model, last.tokens, last.ts)
+    above = 0 if branch.complete else len(rows)  # rows above these in the tree: some when the path goes on
+    return FirstScreen(tuple(rows), len(rows) - 1, above, above + len(rows), {})
 
 
 class TreePreview(ScrollView):

@@ -262,16 +262,21 @@ class SessionTree:
         self.generation += 1
 
     def _apply_label(self, node: Node, meta: dict[str, Any]) -> None:
-        target, label = meta.get("targetId"), meta.get("label")
-        if not isinstance(target, str):
+        if not self.apply_label(meta.get("targetId"), meta.get("label"), node.ts):
             self.problems.append(Problem(node.line, "label entry without a string targetId"))
-            return
+
+    def apply_label(self, target: Any, label: Any, ts: float | None) -> bool:
+        """A label entry's effect, as Pi's: a label names `target`, an empty one clears it (False: no string
+        target, nothing done)."""
+        if not isinstance(target, str):
+            return False
         if label:
             self.labels[target] = label if isinstance(label, str) else str(label)
-            self.label_times[target] = node.ts
+            self.label_times[target] = ts if ts is not None else math.nan
         else:
             self.labels.pop(target, None)
             self.label_times.pop(target, None)
+        return True
 
     def _link(self, node: Node) -> None:
         pid = node.parent_id

@@ -11,6 +11,7 @@ from pitree.store import first_screen
 from pitree.widgets.app import PitreeApp
 from pitree.widgets.loading_pane import LoadingPane
 from pitree.widgets.tree_preview import TreePreview
+from pitree.widgets.tree_draw import column_figures
 from pitree.widgets.tree_view import TreeView
 
 from tests.sessions import assistant, entry, to_bytes, user
@@ -121,15 +122,17 @@ async def test_the_cursor_moved_on_the_kept_screen_is_where_the_tree_opens(
 
 @pytest.mark.writes_session
 async def test_a_changed_file_gets_no_kept_screen(big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept screen is stale: what shows is the leaf's branch read from the file as it is now."""
     await first_open(big)
     with open(big, "ab") as fh:
         fh.write(to_bytes([user("after", "last", text="appended since", t=500)], with_header=False))
     held = HeldLoad(monkeypatch)
     app = make_app(big)
     async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.pause(0.2)
-        assert app.query_one(LoadingPane).kept is None
-        assert not app.query_one(LoadingPane).has_class("-preview")
+        loading = app.query_one(LoadingPane)
+        await until(pilot, lambda: loading.kept is not None)
+        assert loading.kept.rows[loading.kept.leaf_row].id == "after"
+        assert all(row.prefix == "" for row in loading.kept.rows), "the leaf's branch, not the kept tree rows"
         held.release()
         await until(pilot, lambda: app.explorer.stree is not None)
         assert app.query_one(TreeView).cursor_node.id == "after"
@@ -178,3 +181,69 @@ async def test_opened_at_a_chosen_entry_it_waits_for_the_tree(big: Path, monkeyp
         held.release()
         await until(pilot, lambda: app.explorer.stree is not None)
         assert app.query_one(TreeView).cursor_node.id == "e010"
+
+
+def row_text(parts: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> str:
+    return "".join(text for text, _ in parts)
+
+
+async def test_a_first_open_shows_the_leafs_branch_while_the_tree_is_read(
+    big: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No kept screen: the leaf's branch, read from the end of the file, each row as the tree then shows it
+    (without guides), the leaf's row last with its marker; then the tree, its cursor on the leaf."""
+    held = HeldLoad(monkeypatch)
+    app = make_app(big)
+    async with app.run_test(size=(120, 30)) as pilot:
+        loading = app.query_one(LoadingPane)
+        preview = app.query_one(TreePreview)
+        await until(pilot, lambda: loading.has_class("-preview") and preview.size.height > 0)
+        await pilot.pause(0.1)
+        assert app.explorer.stree is None
+        branch = loading.kept
+        assert branch is not None and branch.rows[-1].id == "last" and branch.leaf_row == len(branch.rows) - 1
+        shown = lines(preview)
+        assert any("the leaf" in line and "← leaf" in line for line in shown)
+        assert "\x1b" not in "".join(shown), "the label's escape is made safe"
+        assert "leaf's branch" in str(app.query_one("#loading-label").render())
+        held.release()
+        await until(pilot, lambda: app.explorer.stree is not None)
+        await pilot.pause(0.1)
+        view = app.query_one(TreeView)
+        assert view.cursor_node.id == "last"
+        layout = view.layout_for("default")
+        path_rows = [i for i, n in enumerate(layout.rows.nodes) if n in layout.active]
+        assert [r.id for r in branch.rows] == [layout.rows.nodes[i].id for i in path_rows]
+        for row, i in zip(branch.rows, path_rows, strict=True):
+            assert row_text(row.parts) == row_text(view.row_parts(layout, i, False, bool(layout.prefix(i)))), row.id
+            assert (row.model, row.tokens) == column_figures(layout.rows.nodes[i])[:2], row.id
+
+
+async def test_the_cursor_moved_on_the_leafs_branch_is_where_the_tree_opens(
+    big: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = HeldLoad(monkeypatch)
+    app = make_app(big)
+    async with app.run_test(size=(120, 30)) as pilot:
+        preview = app.query_one(TreePreview)
+        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
+        await pilot.press("k", "k")
+        moved_to = preview.cursor_id
+        assert moved_to is not None and moved_to != "last"
+        held.release()
+        await until(pilot, lambda: app.explorer.stree is not None)
+        await pilot.pause(0.1)
+        assert app.query_one(TreeView).cursor_node.id == moved_to
+
+
+async def test_a_small_session_loads_without_the_leafs_branch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "small.jsonl"
+    path.write_bytes(to_bytes(branched()))
+    held = HeldLoad(monkeypatch)
+    app = make_app(path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.3)
+        assert app.query_one(LoadingPane).kept is None and not app.query_one(LoadingPane).has_class("-preview")
+        held.release()
+        await until(pilot, lambda: app.explorer.stree is not None)
