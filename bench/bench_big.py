@@ -172,8 +172,9 @@ PILOT = (
 async def pilot_child(path: str, after: float, keys: bool = False) -> dict[str, float]:
     """In the measured process: the explorer on `path` as `pitree FILE` starts it (early parse fork, watching
     the file), headless at 160x50; first screen = the first tree line drawn (for a big session the preview's: the
-    leaf's branch on a cold open, the kept first screen on a second), ready = the tree view's first line drawn, both as epoch seconds; then idle; then, with
-    `keys`, bench_tui's keys and search (key -> the tree's last line drawn for it), after the idle spell."""
+    leaf's branch on a cold open, the kept first screen on a second), ready = the tree view's first line drawn,
+    both as epoch seconds; then idle; then, with `keys`, bench_tui's keys and search (key -> the tree's last line
+    drawn for it), after the idle spell."""
     from bench_tui import _keys
     from pitree.store.parse_child import fork_early
     from pitree.widgets.app import PitreeApp

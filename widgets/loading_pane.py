@@ -100,7 +100,7 @@ class LoadingPane(Vertical):
             self.read_branch(path)
         return size
 
-    @work(thread=True, exclusive=True, group="leaf-branch", description="Reading the leaf's branch")
+    @work(thread=True, exclusive=True, group="leaf-branch", description="Reading the leaf's path", exit_on_error=False)
     def read_branch(self, path: Path) -> None:
         """A first open of a big session: its leaf's branch, read from the end of the file while the tree loads."""
         worker = get_current_worker()

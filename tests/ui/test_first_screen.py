@@ -10,8 +10,8 @@ import pytest
 from pitree.store import first_screen
 from pitree.widgets.app import PitreeApp
 from pitree.widgets.loading_pane import LoadingPane
-from pitree.widgets.tree_preview import TreePreview
 from pitree.widgets.tree_draw import column_figures
+from pitree.widgets.tree_preview import TreePreview
 from pitree.widgets.tree_view import TreeView
 
 from tests.sessions import assistant, entry, to_bytes, user
