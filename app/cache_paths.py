@@ -1,6 +1,7 @@
 """Where pitree keeps what it can make again: `$PITREE_CACHE_DIR`, else platformdirs' user cache folder for `pitree`.
 
-The tree cache, the kept first screens, the sessions index and the search indexes' spill files all live under it.
+The sessions index and the search indexes' spill files live in it; the tree cache and the kept first screens in its
+`trees` folder (in `$PITREE_CACHE_DIR` itself when that is set: `store.tree_cache.cache_dir`).
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pitree.cache_paths import cache_root
 from pitree.session.dialect_omp import SLOT_BYTES as SLOT
 from pitree.session.dialect_omp import title_slot_of
 from pitree.session.gcpause import BIG, gc_paused
@@ -39,7 +38,12 @@ TAIL_BYTES = 4096
 def cache_dir() -> Path | None:
     if os.environ.get("PITREE_NO_CACHE"):
         return None
-    return cache_root() / "trees"
+    override = os.environ.get("PITREE_CACHE_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_path("pitree")) / "trees"
 
 
 def _cache_file(path: Path) -> Path | None:
