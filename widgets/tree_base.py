@@ -54,6 +54,22 @@ def cut_prefix(prefix: str, shift: int, room: int | None) -> str:
     return prefix
 
 
+def cut_guides(layout: Layout, i: int, folded: bool, shift: int, room: int | None) -> str:
+    """`cut_prefix(layout.prefix(i, folded), shift, room)`, made from the levels it shows only: the guides of a row
+    thousands of levels deep would otherwise be made whole for each row drawn."""
+    levels = layout.prefix_levels(i)
+    width = levels * LEVEL
+    if room is None or room < 2 * LEVEL or width <= shift + room + 2 * LEVEL:
+        return cut_prefix(layout.prefix(i, folded), shift, room)
+
+    def columns(a: int, b: int) -> str:  # the whole prefix's [a:b]
+        first = a // LEVEL
+        return layout.prefix(i, folded, first, -(-b // LEVEL))[a - first * LEVEL : b - first * LEVEL]
+
+    head = "…" + columns(shift + 1, shift + 1 + room) if shift > 0 else columns(0, room)
+    return head[: room - LEVEL - 1] + "…" + columns(width - LEVEL, width)
+
+
 class TreeBase(ScrollView):
     """The tree view's state; see `TreeView`."""
 
@@ -135,7 +151,7 @@ class TreeBase(ScrollView):
         key = (row, width, id(self.layout_))
         if key == self._shift_key:
             return self._shift
-        shift = shift_for(len(self.layout_.prefix(row)), width, self._shift)
+        shift = shift_for(self.layout_.prefix_levels(row) * LEVEL, width, self._shift)
         if shift != self._shift:
             self._cache.clear()
             self.refresh()  # every line, not only those the cursor move asked for

@@ -16,7 +16,7 @@ from pitree.session.entries import IS_ERROR, Node
 from pitree.session.layout import Layout
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
-from pitree.widgets.tree_base import Columns, TreeBase, cut_prefix
+from pitree.widgets.tree_base import Columns, TreeBase, cut_guides
 from rich.segment import Segment
 from rich.text import Text
 from textual.strip import Strip
@@ -164,7 +164,7 @@ class TreeDraw(TreeBase):
         else:
             text.append(self.MARKS[mark], get(f"tree-view--{mark}"))
         folded = node.id in self.folded and row.nchildren > 0
-        prefix = cut_prefix(layout.prefix(row_index, folded), shift, room)
+        prefix = cut_guides(layout, row_index, folded, shift, room)
         text.append(prefix, get("tree-view--guides"))
         start = len(text)  # search highlights go on the last part, the row text
         for part, style in self.row_parts(layout, row_index, folded, bool(prefix)):

@@ -15,7 +15,7 @@ from itertools import islice
 
 from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
 from pitree.session.gcpause import gc_paused
-from pitree.session.layout_rows import ActivePath, RowTable, RowTuple
+from pitree.session.layout_rows import ActivePath, Gutters, RowTable, RowTuple
 from pitree.session.tree import SessionTree
 
 _HIDDEN = HIDDEN_TOOL_ONLY | ALWAYS_HIDDEN
@@ -34,6 +34,7 @@ class Layout:
     by_id: dict[str, Node] = field(default_factory=dict)  # the tree's own map (not a copy)
     dropped: int = 0  # the tree's duplicate losers when the rows were made (`extend_layout` checks it)
     _pos: array | None = field(default=None, repr=False)  # entry idx -> its row, -1 without one
+    _gutters: dict[int, tuple[Gutters, dict[int, bool]]] = field(default_factory=dict, repr=False)
 
     def positions(self) -> array:
         """Each entry's row by its file position (`Node.idx`), -1 when it has none; built once, on first use,
@@ -75,19 +76,23 @@ class Layout:
             return True
         return rows.nchildren[parent] > 1
 
-    def prefix(self, i: int, folded: bool = False) -> str:
-        """Pi's tree gutter for row i: `│`, `├─`, `└─`, with `⊟`/`⊞` on foldable branch starts."""
+    def prefix_levels(self, i: int) -> int:
+        """How many levels (of 3 columns each) row i's guides take."""
+        indent = self.rows.indent[i]
+        return max(0, indent - 1) if self.multiple_roots else indent
+
+    def prefix(self, i: int, folded: bool = False, start: int = 0, stop: int | None = None) -> str:
+        """Pi's tree gutter for row i: `│`, `├─`, `└─`, with `⊟`/`⊞` on foldable branch starts; with `start` and
+        `stop`, only those levels of it (a deep row's guides are thousands of columns, and a screen shows a few)."""
         row = self.rows[i]
-        display_indent = max(0, row.indent - 1) if self.multiple_roots else row.indent
+        display_indent = self.prefix_levels(i)
         if display_indent == 0:
             return ""
         has_connector = row.connector and not row.vroot
         connector_pos = display_indent - 1 if has_connector else -1
-        gutters: dict[int, bool] = {}
-        for pos, show in row.gutters:
-            gutters.setdefault(pos, show)  # Pi takes the first gutter at a level
+        gutters = self._gutter_map(row.gutters)
         out: list[str] = []
-        for level in range(display_indent):
+        for level in range(max(0, start), display_indent if stop is None else min(stop, display_indent)):
             if level in gutters:
                 out.append("│  " if gutters[level] else "   ")
             elif level == connector_pos:
@@ -96,6 +101,21 @@ class Layout:
             else:
                 out.append("   ")
         return "".join(out)
+
+    def _gutter_map(self, gutters: Gutters) -> dict[int, bool]:
+        """Level -> shown, Pi taking the first gutter at a level; made once per gutters tuple (the rows of a
+        chain share theirs), a few kept."""
+        cache = self._gutters
+        found = cache.get(id(gutters))
+        if found is not None and found[0] is gutters:
+            return found[1]
+        mapped: dict[int, bool] = {}
+        for pos, show in gutters:
+            mapped.setdefault(pos, show)
+        if len(cache) >= 256:
+            cache.clear()
+        cache[id(gutters)] = (gutters, mapped)
+        return mapped
 
 
 def tokens_of(query: str) -> list[str]:
