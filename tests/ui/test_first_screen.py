@@ -80,6 +80,22 @@ async def first_open(path: Path, size: tuple[int, int] = (120, 30)) -> list[str]
     return shown
 
 
+async def move_on_the_preview_then_open(path: Path, monkeypatch: pytest.MonkeyPatch, keys: tuple[str, ...]) -> None:
+    """Press `keys` on the screen shown while the tree is read (held until then); the tree opens where they went."""
+    held = HeldLoad(monkeypatch)
+    app = make_app(path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        preview = app.query_one(TreePreview)
+        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
+        await pilot.press(*keys)
+        moved_to = preview.cursor_id
+        assert moved_to is not None and moved_to != "last"
+        held.release()
+        await until(pilot, lambda: app.explorer.stree is not None)
+        await pilot.pause(0.1)
+        assert app.query_one(TreeView).cursor_node.id == moved_to
+
+
 async def test_the_second_open_shows_the_first_screen_before_the_tree_is_read(
     big: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -106,18 +122,7 @@ async def test_the_cursor_moved_on_the_kept_screen_is_where_the_tree_opens(
     big: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await first_open(big)
-    held = HeldLoad(monkeypatch)
-    app = make_app(big)
-    async with app.run_test(size=(120, 30)) as pilot:
-        preview = app.query_one(TreePreview)
-        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
-        await pilot.press("k", "k", "k")
-        moved_to = preview.cursor_id
-        assert moved_to is not None and moved_to != "last"
-        held.release()
-        await until(pilot, lambda: app.explorer.stree is not None)
-        await pilot.pause(0.1)
-        assert app.query_one(TreeView).cursor_node.id == moved_to
+    await move_on_the_preview_then_open(big, monkeypatch, ("k", "k", "k"))
 
 
 @pytest.mark.writes_session
@@ -222,18 +227,7 @@ async def test_a_first_open_shows_the_leafs_branch_while_the_tree_is_read(
 async def test_the_cursor_moved_on_the_leafs_branch_is_where_the_tree_opens(
     big: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    held = HeldLoad(monkeypatch)
-    app = make_app(big)
-    async with app.run_test(size=(120, 30)) as pilot:
-        preview = app.query_one(TreePreview)
-        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
-        await pilot.press("k", "k")
-        moved_to = preview.cursor_id
-        assert moved_to is not None and moved_to != "last"
-        held.release()
-        await until(pilot, lambda: app.explorer.stree is not None)
-        await pilot.pause(0.1)
-        assert app.query_one(TreeView).cursor_node.id == moved_to
+    await move_on_the_preview_then_open(big, monkeypatch, ("k", "k"))
 
 
 async def test_a_small_session_loads_without_the_leafs_branch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
