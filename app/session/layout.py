@@ -76,10 +76,13 @@ class Layout:
             return True
         return rows.nchildren[parent] > 1
 
-    def prefix_levels(self, i: int) -> int:
-        """How many levels (of 3 columns each) row i's guides take."""
-        indent = self.rows.indent[i]
+    def levels_of(self, indent: int) -> int:
+        """How many levels (of 3 columns each) the guides of a row at `indent` take: one fewer with several roots."""
         return max(0, indent - 1) if self.multiple_roots else indent
+
+    def prefix_levels(self, i: int) -> int:
+        """How many levels row i's guides take."""
+        return self.levels_of(self.rows.indent[i])
 
     def prefix(self, i: int, folded: bool = False, start: int = 0, stop: int | None = None) -> str:
         """Pi's tree gutter for row i: `│`, `├─`, `└─`, with `⊟`/`⊞` on foldable branch starts; with `start` and

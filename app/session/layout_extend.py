@@ -83,7 +83,7 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
             table.nchildren[anchor] = 1
         indent = a.indent + 1 if a.connector and a.indent > 0 else a.indent
         if a.connector and not a.vroot:
-            display_indent = max(0, a.indent - 1) if layout.multiple_roots else a.indent
+            display_indent = layout.levels_of(a.indent)
             gutters = (*a.gutters, (max(0, display_indent - 1), not a.is_last))
         else:
             gutters = a.gutters
