@@ -57,17 +57,23 @@ def cut_prefix(prefix: str, shift: int, room: int | None) -> str:
 def cut_guides(layout: Layout, i: int, folded: bool, shift: int, room: int | None) -> str:
     """`cut_prefix(layout.prefix(i, folded), shift, room)`, made from the levels it shows only: the guides of a row
     thousands of levels deep would otherwise be made whole for each row drawn."""
-    levels = layout.prefix_levels(i)
-    width = levels * LEVEL
-    if room is None or room < 2 * LEVEL or width <= shift + room + 2 * LEVEL:
+    width = layout.prefix_levels(i) * LEVEL
+    if room is None or room < 2 * LEVEL:
         return cut_prefix(layout.prefix(i, folded), shift, room)
 
     def columns(a: int, b: int) -> str:  # the whole prefix's [a:b]
+        a, b = max(0, a), min(b, width)
+        if b <= a:
+            return ""
         first = a // LEVEL
         return layout.prefix(i, folded, first, -(-b // LEVEL))[a - first * LEVEL : b - first * LEVEL]
 
-    head = "…" + columns(shift + 1, shift + 1 + room) if shift > 0 else columns(0, room)
-    return head[: room - LEVEL - 1] + "…" + columns(width - LEVEL, width)
+    # cut_prefix's left cut: "…" then the columns past shift + 1
+    lead, start = ("…", shift + 1) if shift > 0 else ("", 0)
+    if len(lead) + max(0, width - start) <= room:
+        return lead + columns(start, width)
+    keep = room - LEVEL - 1
+    return (lead + columns(start, start + keep))[:keep] + "…" + columns(width - LEVEL, width)
 
 
 class TreeBase(ScrollView):

@@ -47,3 +47,26 @@ def test_cut_guides_equal_the_whole_guides_cut(deep, folded: bool) -> None:  # t
                 for shift in (0, 3, 4, 30, 300, len(whole) - 6, len(whole), len(whole) + 9):
                     got = cut_guides(layout, i, folded, max(0, shift), room)
                     assert got == cut_prefix(whole, max(0, shift), room), (i, room, shift)
+
+
+def test_a_deep_row_shifted_to_its_end_makes_only_the_levels_shown(deep, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The view shifts a deep cursor row's guides so that their end shows: what is drawn is about `room` columns
+    whatever the depth, and so is what is made (not the thousands of columns left of the cut)."""
+    layout = deep[2]
+    i = max(range(len(layout.rows)), key=layout.prefix_levels)
+    width = layout.prefix_levels(i) * LEVEL
+    made: list[int] = []
+    whole = layout.prefix(i)
+    original = type(layout).prefix
+
+    def prefix(self, row, folded=False, start=0, stop=None):  # type: ignore[no-untyped-def]
+        out = original(self, row, folded, start, stop)
+        made.append(len(out))
+        return out
+
+    monkeypatch.setattr(type(layout), "prefix", prefix)
+    room = 53
+    for shift in (width - room // 2, width - room + 4, width - 9, width // 2):
+        made.clear()
+        assert cut_guides(layout, i, False, shift, room) == cut_prefix(whole, shift, room)
+        assert sum(made) <= room + 2 * LEVEL, (shift, made)
