@@ -182,6 +182,7 @@ async def test_rows_arrive_while_indexing_and_x_stops_it(tmp_path: Path, monkeyp
         return real(*args)
 
     monkeypatch.setattr(index_load, "load_one", slow)
+    monkeypatch.setattr(BrowserScreen, "refresh_in_own_process", False)  # so that `slow` is what reads
     app = make(root)
     async with app.run_test(size=(160, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
@@ -200,6 +201,28 @@ async def test_rows_arrive_while_indexing_and_x_stops_it(tmp_path: Path, monkeyp
         assert "indexing stopped" in str(screen.query_one("#browser-head").render())
 
 
+async def test_the_refresh_process_lists_rows_as_it_goes_and_x_ends_it(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    entries = [user("u0", None, "task", t=0)] + [user(f"u{j}", f"u{j - 1}", "go on " * 40, t=j) for j in range(1, 300)]
+    for i in range(400):  # 47 MB: a second or more of reading
+        _write(root, HERE, f"2026-01-01T{i // 3600:02d}-{i // 60 % 60:02d}-{i % 60:02d}-000Z", f"e{i:07d}", entries)
+    app = make(root)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
+        screen = browser(app)
+        refresh = screen._refresh
+        assert refresh is not None and refresh._child is not None  # the child process reads
+        await until(pilot, lambda: screen._indexing is not None)
+        await pilot.press("x")
+        assert not screen.refreshing
+        child = refresh._child
+        await until(pilot, lambda: child.poll() is not None)  # it ended, told by its stdin closing
+        # What it was writing when stopped is listed once it has ended.
+        await until(pilot, lambda: len(screen.rows) == len(screen.index.sessions(root=root)))
+        assert screen.stats is None and "indexing stopped" in str(screen.query_one("#browser-head").render())
+        assert 0 < len(screen.rows) < 400
+
+
 async def test_a_refresh_that_fails_says_so_and_ends(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pitree.store.session_index import SessionIndex
 
@@ -207,6 +230,7 @@ async def test_a_refresh_that_fails_says_so_and_ends(store: Path, monkeypatch: p
         raise OSError("disk I/O error \x1b[31mred")
 
     monkeypatch.setattr(SessionIndex, "refresh", broken)
+    monkeypatch.setattr(BrowserScreen, "refresh_in_own_process", False)  # so that `broken` is what refreshes
     app = make(store)
     async with app.run_test(size=(160, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and not browser(app).refreshing)

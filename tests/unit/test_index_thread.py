@@ -174,3 +174,60 @@ def test_pitree_indexes_the_newest_before_it_opens_the_browser(
 
     assert main(["--session-dir", str(root)], tui=tui) == 0
     assert seen == [3]  # in the index before the browser starts
+
+
+# ---- in a process of its own (the browser's way) ---------------------------------------------------------------
+
+
+def test_in_its_own_process_it_tells_the_same(tmp_path: Path, index: SessionIndex) -> None:
+    sessions(tmp_path / "a", 18)
+    sessions(tmp_path / "b", 3)
+    heard = Heard()
+    refresh = IndexRefresh(index, [tmp_path / "a", tmp_path / "b"], heard, own_process=True).start()
+    assert heard.over.wait(60)
+    refresh.join(10)
+    assert not refresh.running
+    assert heard.steps[0] == (0, 18) and heard.steps[-1] == (3, 3)
+    assert heard.counts == [16, 18, 21]  # the first batch, the rest of a, then b: counts add up over the roots
+    stats, error = heard.ends[0]
+    assert error is None and stats.added == 21 and not stats.cancelled and stats.seconds > 0
+    assert len(index.sessions()) == 21  # written by the child, read here
+
+
+def test_in_its_own_process_cancel_ends_the_child_and_silences_it(tmp_path: Path, index: SessionIndex) -> None:
+    sessions(tmp_path / "s", 400)
+    heard = Heard()
+    refresh = IndexRefresh(index, [tmp_path / "s"], heard, own_process=True).start()
+    for _ in range(3000):
+        if heard.counts:
+            break
+        threading.Event().wait(0.005)
+    refresh.cancel()
+    told = (list(heard.steps), list(heard.counts))
+    refresh.join(30)
+    assert not refresh.running  # the child ended: its stdin closing is its signal
+    assert heard.ends == [] and (heard.steps, heard.counts) == told
+    assert 0 < len(index.sessions()) <= 400
+
+
+def test_in_its_own_process_a_failure_is_told(tmp_path: Path) -> None:
+    sessions(tmp_path / "s", 2)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    index = SessionIndex(blocker / "index.sqlite3")  # the child cannot create its index there
+    heard = Heard()
+    IndexRefresh(index, [tmp_path / "s"], heard, own_process=True).start().join(60)
+    stats, error = heard.ends[0]
+    assert error is not None and "FileExistsError" in error and stats.added == 0
+
+
+def test_in_its_own_process_a_child_that_dies_is_told(
+    tmp_path: Path, index: SessionIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    sessions(tmp_path / "s", 2)
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # a child that ends at once, saying nothing
+    heard = Heard()
+    IndexRefresh(index, [tmp_path / "s"], heard, own_process=True).start().join(60)
+    assert heard.ends[0][1] == "the index refresh process ended with code 1"

@@ -1,12 +1,13 @@
 """`BrowserScreen`: every Pi session on disk (`pitree` with no file), and full-text search across them.
 
 The list comes from the SQLite index (`store.session_index`): what it already holds is on screen at once, then
-a refresh thread (`store.index_thread`) brings it up to date with a progress bar (cold: every file is read, and
-rows are listed as they are written, newest first; warm: only new and changed ones; `x` stops it; a failure is
-said in the head), and a watch on the sessions folder refreshes it whenever Pi writes. The current folder's
-sessions come first (Pi's cwd match); Tab shows all of them. Forked sessions sit under their parent (header
-`parentSession`). `/` searches every session (words, "phrase", re:regex); Enter opens the selected session, or a
-search hit at its entry. The screen dismisses with (path, entry id or None).
+a refresh in a process of its own (`store.index_thread`, `store.index_child`: drawing never takes the GIL from
+it) brings it up to date with a progress bar (cold: every file is read, and rows are listed as they are written,
+newest first; warm: only new and changed ones; `x` stops it; a failure is said in the head), and a watch on the
+sessions folder refreshes it whenever Pi writes. The current folder's sessions come first (Pi's cwd match); Tab
+shows all of them. Forked sessions sit under their parent (header `parentSession`). `/` searches every session
+(words, "phrase", re:regex); Enter opens the selected session, or a search hit at its entry. The screen
+dismisses with (path, entry id or None).
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ from pitree.store.catalog import session_roots
 from pitree.store.index_thread import IndexRefresh
 from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
 from pitree.store.watch import watch_sessions
-from pitree.widgets.screens.browser_columns import HIT_COLUMNS, head_start, hit_cells, session_cells, session_columns
+from pitree.widgets.screens.browser_columns import (
+    HIT_COLUMNS,
+    SessionsTable,
+    head_start,
+    hit_cells,
+    session_cells,
+    session_columns,
+)
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -38,6 +46,7 @@ SEARCH_DELAY = 0.2  # seconds of no typing before a search runs
 # thousands is rebuilt each time, and files are read newest first, so the rows on screen rarely change after the
 # first batch.
 RELIST_EVERY, RELIST_MAX = 2.0, 8.0
+STOPPED = "indexing stopped: the list holds what was read (it resumes when Pi writes)"
 PROGRESS_EVERY = 0.25  # seconds between the index refresh's progress messages (each one costs the UI a redraw)
 
 
@@ -62,6 +71,9 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
     BrowserScreen #browser-progress { height: 1; margin: 0 1; display: none; }
     BrowserScreen DataTable { height: 1fr; }
     """
+    # The refresh runs in a child process (see the module docstring); a test that stalls the reading in this
+    # process sets it False.
+    refresh_in_own_process = True
     BINDINGS = [
         Binding("tab", "toggle_scope", "This folder / all", priority=True),
         Binding("slash", "search", "Search all", key_display="/"),
@@ -116,6 +128,8 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self.hits: list[SearchHit] = []
         self.mode = "sessions"  # or "hits"
         self._columns_for = 0  # the width the session columns were chosen for
+        self._listed_columns: list[tuple[str, int]] = []  # and the columns themselves
+        self._listed_as_sessions = False  # whether the table holds `self.rows` (not search hits)
         self.refreshing = False
         self._refresh: IndexRefresh | None = None  # the running (or last) index refresh
         self._refresh_error: str | None = None
@@ -133,7 +147,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         yield Static(id="browser-head")
         yield Input(placeholder='search every session: words, "a phrase", re:regex — Enter opens', id="browser-search")
         yield ProgressBar(id="browser-progress", show_eta=False)
-        yield DataTable(cursor_type="row", zebra_stripes=True, id="browser-table")
+        yield SessionsTable(cursor_type="row", zebra_stripes=True, id="browser-table")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -163,7 +177,8 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         """Bring the index up to date in a thread of its own; its messages come as the ones below."""
         self._stop_refresh()
         self._relist_every = RELIST_EVERY
-        self._refresh = IndexRefresh(self.index, self.roots, _Poster(self), PROGRESS_EVERY).start()
+        poster, own = _Poster(self), self.refresh_in_own_process
+        self._refresh = IndexRefresh(self.index, self.roots, poster, PROGRESS_EVERY, own_process=own).start()
 
     def _stop_refresh(self) -> None:
         """Stop the running refresh, if any; it is told nothing more (what it read is kept in the index)."""
@@ -209,7 +224,17 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self.query_one(ProgressBar).display = False
         if self.mode == "sessions":
             self.show_sessions()
-        self._update_head("indexing stopped: the list holds what was read (it resumes when Pi writes)")
+        self._update_head(STOPPED)
+        if self._refresh is not None:
+            self._list_when_stopped(self._refresh)
+
+    @work(group="browser-stopped", exclusive=True, exit_on_error=False)
+    async def _list_when_stopped(self, refresh: IndexRefresh) -> None:
+        """A stopped refresh finishes the files it was reading and writes them: list them too once it has ended."""
+        await asyncio.to_thread(refresh.join)
+        if refresh is self._refresh and not self.refreshing and self.mode == "sessions":
+            self.show_sessions()
+            self._update_head(STOPPED)
 
     def on_browser_screen_refreshed(self, message: Refreshed) -> None:
         self.refreshing = False
@@ -235,28 +260,46 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         return [s for s in everything if s.cwd == self.state.cwd]
 
     def show_sessions(self) -> None:
+        """List the sessions. When the rows listed are still the first rows, unchanged, under the same columns (an
+        index refresh adds older sessions below them), only the new rows are added: the table measures each cell
+        it is given, and listing thousands again at each step of a refresh kept the UI busy for seconds."""
         self.mode = "sessions"
         self._listed_at = time.monotonic()
         table = self.query_one(DataTable)
+        old = self.rows
+        rows = thread_sessions(self._scoped())
+        agents = {s.agent for s, _ in rows}
+        columns = session_columns(self.size.width, self.state.show_all, agents)
+        self.rows = rows
+        same_table = self._listed_as_sessions and columns == self._listed_columns and table.row_count == len(old)
+        if same_table and rows[: len(old)] == old:
+            self._add_rows(table, len(old))
+            self._update_head()
+            return
         keep = self.state.selected
         table.clear(columns=True)
-        self.rows = thread_sessions(self._scoped())
-        agents = {s.agent for s, _ in self.rows}
         self._columns_for = self.size.width
-        columns = session_columns(self.size.width, self.state.show_all, agents)
+        self._listed_columns = columns
+        self._listed_as_sessions = True
         for name, width in columns:
             table.add_column(name, key=name, width=width)
-        names = [name for name, _ in columns]
+        target = self._add_rows(table, 0, keep)
+        if self.rows:
+            table.move_cursor(row=target)
+        self._update_head()
+
+    def _add_rows(self, table: DataTable[object], start: int, keep: str | None = None) -> int:
+        """Add `self.rows[start:]` to the table; the row of the session whose path is `keep` (0 if none)."""
+        names = [name for name, _ in self._listed_columns]
         now = time.time()
         target = 0
-        for i, (s, depth) in enumerate(self.rows):
+        for i in range(start, len(self.rows)):
+            s, depth = self.rows[i]
             cells = session_cells(s, depth, now)
             table.add_row(*(cells[n] for n in names), key=str(s.path))
             if keep is not None and str(s.path) == keep:
                 target = i
-        if self.rows:
-            table.move_cursor(row=target)
-        self._update_head()
+        return target
 
     def _update_head(self, busy: str | None = None) -> None:
         busy = busy if busy is not None else self._busy()
@@ -373,6 +416,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self.hits = message.hits
         table = self.query_one(DataTable)
         table.clear(columns=True)
+        self._listed_as_sessions = False
         for name, width in HIT_COLUMNS:
             table.add_column(name, key=name, width=width)
         for i, hit in enumerate(message.hits):
