@@ -247,3 +247,42 @@ async def test_the_console_holds_the_app_size(store: Path) -> None:
         assert tuple(app.console.size) == (150, 40)
         await pilot.resize_terminal(90, 25)
         await until(pilot, lambda: tuple(app.console.size) == (90, 25))
+
+
+async def test_older_sessions_are_added_below_without_a_relist_and_a_newer_one_relists(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pitree.store.catalog import find_session_paths
+
+    app = make(store)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).stats is not None)
+        screen = browser(app)
+        table = screen.query_one(DataTable)
+        cleared: list[int] = []
+        real_clear = table.clear
+
+        def clear(*args: Any, **kw: Any) -> Any:
+            cleared.append(1)
+            return real_clear(*args, **kw)
+
+        monkeypatch.setattr(table, "clear", clear)
+
+        def listed() -> list[str]:
+            return [str(row.key.value) for row in table.ordered_rows]
+
+        before = listed()
+        for i in range(3):  # older than every listed session: they go below
+            _write(store, HERE, f"2025-06-0{i + 1}T00-00-00-000Z", f"0ld{i:05d}", [user("o", None, f"old {i}", t=1)])
+        screen.index.refresh(find_session_paths(store), root=store)
+        screen.show_sessions()
+        await pilot.pause()
+        assert cleared == [] and listed()[: len(before)] == before and len(listed()) == len(before) + 3
+        assert listed() == [str(s.path) for s, _ in screen.rows]
+
+        _write(store, HERE, "2026-02-01T00-00-00-000Z", "new00000", [user("n", None, "newest", t=99)])
+        screen.index.refresh(find_session_paths(store), root=store)
+        screen.show_sessions()
+        await pilot.pause()
+        assert cleared == [1] and listed() == [str(s.path) for s, _ in screen.rows]
+        assert "new00000" in listed()[0]
