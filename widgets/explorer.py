@@ -16,6 +16,7 @@ from pitree.summary.tokens import load_encoder
 from pitree.widgets.compare import CompareMixin
 from pitree.widgets.entry_link import EntryLink
 from pitree.widgets.entry_view import EntryView
+from pitree.widgets.explorer_search import SearchMixin
 from pitree.widgets.explorer_status import compaction_marks
 from pitree.widgets.live import LiveSession
 from pitree.widgets.loading_pane import LoadingPane
@@ -38,7 +39,7 @@ COUNTING_USAGE = "counting usage…"
 NEWS_SECONDS = 15  # how long "the file was rewritten" stays in the status bar if the user does not move
 
 
-class Explorer(CompareMixin, WritingMixin):
+class Explorer(CompareMixin, WritingMixin, SearchMixin):
     """The explorer on one session file at a time (`open_session`)."""
 
     DEFAULT_CSS = "Explorer { height: 1fr; }"
@@ -278,54 +279,10 @@ class Explorer(CompareMixin, WritingMixin):
         if self.go_to_entry(message.entry_id):
             self.tree_view.focus()
 
-    def _match_text(self) -> str:
-        view = self.tree_view
-        return f"match {view.match_position()}/{len(view.matches)}" if view.search_tokens else ""
-
-    @on(PromptBar.Edited)
-    def _prompt_changed(self, message: PromptBar.Edited) -> None:
-        if message.purpose == "search":
-            count = self.tree_view.set_search(message.value)
-            self._status(matches=f"{count} matches" if message.value.strip() else "")
-
-    @on(PromptBar.Entered)
-    def _prompt_submitted(self, message: PromptBar.Entered) -> None:
-        view = self.tree_view
-        view.focus()
-        if message.purpose == "search":
-            if view.matches:
-                view.next_match(1)
-            self._status(matches=self._match_text())
-        elif message.purpose == "goto" and self.stree is not None and message.value.strip():
-            try:
-                node = self.stree.resolve(message.value.strip())
-            except ValueError as exc:
-                self.notify(str(exc), severity="error")
-                return
-            self.go_to_entry(node.id)
-
-    @on(PromptBar.Cancelled)
-    def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:
-        if message.purpose == "search":
-            self.tree_view.set_search("")
-            self._status(matches="")
-        self.tree_view.focus()
-
     # ---- keys --------------------------------------------------------------------------------------------
-
-    def action_search(self) -> None:
-        self.query_one(PromptBar).ask("search", "search: words (all must match) — Enter to keep, Esc to clear")
-
-    def action_goto(self) -> None:
-        self.query_one(PromptBar).ask("goto", "go to entry id (or unique prefix)")
 
     def action_entry_link(self) -> None:
         self.query_one(EntryView).action_go_to()
-
-    def action_next_match(self, direction: int) -> None:
-        if not self.tree_view.next_match(direction):
-            self.notify("no matches (press / to search)", severity="information")
-        self._status(matches=self._match_text())
 
     def action_toggle_follow(self) -> None:
         if self.following:

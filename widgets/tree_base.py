@@ -373,20 +373,8 @@ class TreeBase(ScrollView):
     # ---- search matches, kept in step with the rows --------------------------------------------------------
 
     def _recompute_matches(self) -> None:
-        tokens = self.search_tokens
-        if not tokens or self.layout_ is None or self.stree is None:
-            self.matches = array("l")
-            return
-        hits = self.stree.search_index.matching(tokens)
-        layout, entries = self.layout_, self.stree.nodes
-        if len(hits) * 8 < len(layout.rows):  # few: find their rows
-            found = (layout.row_of(entries[idx]) for idx in hits)
-            self.matches = array("l", sorted(row for row in found if row is not None))
-        else:
-            flags, size = hits.flags, len(hits.flags)
-            self.matches = array(
-                "l", [i for i, node in enumerate(layout.rows.nodes) if node.idx < size and flags[node.idx]]
-            )
+        """Find the search's rows in the layout now shown (`TreeNav` does: a big tree's search runs in a thread)."""
+        self.matches = array("l")
 
     def _is_match(self, row: int) -> bool:
         matches = self.matches

@@ -1,17 +1,45 @@
 """`TreeNav`: the parts of `TreeView` that find rows — go to an entry, search matches (Pi's rule: every word a
-substring) and Pi's fold and branch jumps (Ctrl+←/→)."""
+substring) and Pi's fold and branch jumps (Ctrl+←/→).
+
+A search of a big tree (`search_in_thread_from` entries or more) runs in a worker thread: typing never waits for
+it. A newer query cancels the one running (checked between blocks of the index); until the new matches come
+(`Searched`), `searching` is True and the rows keep the last matches found for these words, if any. The entries'
+matches (`Hits`) are kept, so a filter change or a fold only finds their rows again, and new entries start
+another search.
+"""
 
 from __future__ import annotations
 
 import bisect
+from array import array
+from itertools import compress
 
 from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, Node
 from pitree.session.layout import tokens_of
+from pitree.session.search_index import Hits
+from pitree.session.text import make_safe
+from pitree.session.tree import SessionTree
 from pitree.widgets.tree_base import TreeBase
+from textual.message import Message
+from textual.worker import get_current_worker
 
 
 class TreeNav(TreeBase):
     """Finding rows on top of the view's state (see `TreeView`)."""
+
+    search_in_thread_from = 250_000  # entries: below, a search takes well under 0.1 s and is done at once
+
+    class Searched(Message, namespace="tree_view"):
+        """Posted when a search that ran in a thread has its matches on the rows."""
+
+        def __init__(self, count: int) -> None:
+            self.count = count
+            super().__init__()
+
+    searching = False  # a search runs in a thread: the matches are not yet those of `search_tokens`
+    _hits: Hits | None = None  # what the search of `_hits_key` (tokens, tree generation) matched
+    _hits_key: tuple[tuple[str, ...], int] | None = None
+    _pending: tuple[tuple[str, ...], int] | None = None  # the key of the search running in a thread
 
     # ---- go to an entry ----------------------------------------------------------------------------------
 
@@ -78,12 +106,84 @@ class TreeNav(TreeBase):
     # ---- search ------------------------------------------------------------------------------------------
 
     def set_search(self, query: str) -> int:
-        """Highlight entries matching all words of `query` (Pi's rule); returns the match count."""
+        """Highlight entries matching all words of `query` (Pi's rule); returns the match count (of the last
+        matches found while `searching`: a big tree's search then posts `Searched`)."""
         self.search_tokens = tokens_of(query)
         self._recompute_matches()
         self._cache.clear()
         self.refresh()
         return len(self.matches)
+
+    def _recompute_matches(self) -> None:
+        tree, tokens = self.stree, self.search_tokens
+        if not tokens or self.layout_ is None or tree is None:
+            self.matches, self.searching, self._hits, self._hits_key = array("l"), False, None, None
+            if self._pending is not None:
+                self._pending = None
+                self.workers.cancel_group(self, "tree-search")
+            return
+        key = (tuple(tokens), tree.generation)
+        if self._hits_key != key:
+            if len(tree.nodes) < self.search_in_thread_from:
+                self._hits, self._hits_key = tree.search_index.matching(tokens), key
+            else:
+                self.searching = True
+                if self._pending != key:
+                    self._search_in_thread(tree, key)
+                if self._hits_key is None or self._hits_key[0] != key[0]:
+                    self.matches = array("l")  # other words' matches: none shown until these come
+                    return
+        self.searching = self._hits_key != key
+        self.matches = self._rows_of(self._hits)
+
+    def _rows_of(self, hits: Hits | None) -> array[int]:
+        """The rows of the layout shown that hold these entries, in order."""
+        layout, tree = self.layout_, self.stree
+        if hits is None or layout is None or tree is None:
+            return array("l")
+        if len(hits) * 8 < len(layout.rows):  # few: find their rows
+            found = (layout.row_of(tree.nodes[idx]) for idx in hits)
+            return array("l", sorted(row for row in found if row is not None))
+        # many: each matched entry's row, from the layout's entry -> row map, at C speed
+        return array("l", sorted(filter((-1).__lt__, compress(layout.positions(), hits.flags))))
+
+    def _search_in_thread(self, tree: SessionTree, key: tuple[tuple[str, ...], int]) -> None:
+        def run() -> None:
+            worker = get_current_worker()
+            failure: str | None = None
+            try:
+                hits = tree.search_index.matching(list(key[0]), cancelled=lambda: worker.is_cancelled)
+            except OSError as exc:  # the index's spill file could not be read back
+                hits, failure = None, f"search failed: {type(exc).__name__}: {exc}"
+            if worker.is_cancelled:
+                return
+            try:
+                if hits is not None:
+                    self.app.call_from_thread(self._searched, tree, key, hits)
+                elif failure is not None:
+                    self.app.call_from_thread(self._search_failed, key, failure)
+            except RuntimeError:
+                pass  # the app is closing
+
+        self._pending = key
+        self.run_worker(run, thread=True, exclusive=True, group="tree-search", exit_on_error=False)
+
+    def _search_failed(self, key: tuple[tuple[str, ...], int], failure: str) -> None:
+        if self._pending == key:
+            self._pending, self.searching = None, False
+            self.notify(make_safe(failure, keep_newlines=False), severity="error", markup=False)
+            self.post_message(self.Searched(len(self.matches)))
+
+    def _searched(self, tree: SessionTree, key: tuple[tuple[str, ...], int], hits: Hits) -> None:
+        if self._pending == key:
+            self._pending = None
+        if tree is not self.stree or key[0] != tuple(self.search_tokens):
+            return  # another session, or other words, since
+        self._hits, self._hits_key = hits, key
+        self._recompute_matches()  # the tree may have grown meanwhile: these rows now, and another search
+        self._cache.clear()
+        self.refresh()
+        self.post_message(self.Searched(len(self.matches)))
 
     def match_position(self) -> int:
         """1-based index of the match at or before the cursor (0 if none)."""

@@ -17,9 +17,9 @@ from __future__ import annotations
 import threading
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import compress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from pitree.cache_paths import cache_root
 from pitree.session.spill import Spill
@@ -161,8 +161,15 @@ class SearchIndex:
             return self._spill.get(self._keys[b], start, end)
         return self._tail[start:end] if start or end is not None else self._tail
 
-    def matching(self, tokens: list[str]) -> Hits:
-        """The entries (by `Node.idx`, duplicates' losers included) that hold every token (lower-case)."""
+    @overload
+    def matching(self, tokens: list[str]) -> Hits: ...
+
+    @overload
+    def matching(self, tokens: list[str], cancelled: Callable[[], bool]) -> Hits | None: ...
+
+    def matching(self, tokens: list[str], cancelled: Callable[[], bool] | None = None) -> Hits | None:
+        """The entries (by `Node.idx`, duplicates' losers included) that hold every token (lower-case); None
+        when `cancelled()` turned true (it is checked between blocks)."""
         self.update()
         with self._lock:
             size = self._count
@@ -171,17 +178,21 @@ class SearchIndex:
                 if found is not None and len(found) < CHECK_EACH_BELOW:
                     found = Hits.of(size, (i for i in found if self._has(i, token)))
                 else:
-                    hits = self._scan(token)
+                    hits = self._scan(token, cancelled)
+                    if hits is None:
+                        return None
                     found = hits if found is None else found & hits
                 if not found:
                     break
             return found if found is not None else Hits(bytearray(size))
 
-    def _scan(self, token: str) -> Hits:
+    def _scan(self, token: str, cancelled: Callable[[], bool] | None = None) -> Hits | None:
         """Entries whose text or label holds `token`: `find` over each block, one hit per entry."""
         needle = _utf8(token)
         flags = bytearray(self._count)
         for b, starts in enumerate(self._starts):
+            if cancelled is not None and cancelled():
+                return None
             base, last = b * BLOCK, len(starts) - 1
             find = self._block(b).find
             pos = find(needle)

@@ -1,0 +1,86 @@
+"""`SearchMixin`: the explorer's search and go-to prompt (`/`, `g`, `n`/`N`) and what it says of the matches.
+
+A big tree's search runs in a thread (`TreeNav`): while it runs the status says "searching…", and Enter pressed
+meanwhile goes to the first match once they are found.
+"""
+
+from __future__ import annotations
+
+from pitree.widgets.explorer_state import ExplorerState
+from pitree.widgets.prompt_bar import PromptBar
+from pitree.widgets.tree_view import TreeView
+from textual import on
+
+
+class SearchMixin(ExplorerState):
+    """Part of `Explorer` (see `explorer.py`): the session state it reads is `ExplorerState`'s."""
+
+    _jump_when_found = False  # Enter was pressed on a search still running: go to its first match when it ends
+
+    def _match_text(self) -> str:
+        view = self.tree_view
+        if not view.search_tokens:
+            return ""
+        if view.searching and not view.matches:
+            return "searching…"
+        where = f"match {view.match_position()}/{len(view.matches)}"
+        return f"{where} · searching…" if view.searching else where
+
+    @on(PromptBar.Edited)
+    def _prompt_changed(self, message: PromptBar.Edited) -> None:
+        if message.purpose == "search":
+            view = self.tree_view
+            count = view.set_search(message.value)
+            self._jump_when_found = False
+            self._status(matches=self._count_text(count) if message.value.strip() else "")
+
+    def _count_text(self, count: int) -> str:
+        return "searching…" if self.tree_view.searching else f"{count} matches"
+
+    @on(TreeView.Searched)
+    def _searched(self, message: TreeView.Searched) -> None:
+        """A big tree's search ended (it ran in a thread): its count while the words are typed, else the match
+        the cursor is at (the first one if Enter was pressed meanwhile)."""
+        view = self.tree_view
+        prompt = self.query_one(PromptBar)
+        if self._jump_when_found and view.matches:
+            view.next_match(1)
+        self._jump_when_found = False
+        typing = prompt.display and prompt.purpose == "search"
+        self._status(matches=self._count_text(message.count) if typing else self._match_text())
+
+    @on(PromptBar.Entered)
+    def _prompt_submitted(self, message: PromptBar.Entered) -> None:
+        view = self.tree_view
+        view.focus()
+        if message.purpose == "search":
+            if view.searching:
+                self._jump_when_found = True  # the matches are not found yet: go to the first when they are
+            elif view.matches:
+                view.next_match(1)
+            self._status(matches="searching…" if view.searching else self._match_text())
+        elif message.purpose == "goto" and self.stree is not None and message.value.strip():
+            try:
+                node = self.stree.resolve(message.value.strip())
+            except ValueError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            self.go_to_entry(node.id)
+
+    @on(PromptBar.Cancelled)
+    def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:
+        if message.purpose == "search":
+            self.tree_view.set_search("")
+            self._status(matches="")
+        self.tree_view.focus()
+
+    def action_search(self) -> None:
+        self.query_one(PromptBar).ask("search", "search: words (all must match) — Enter to keep, Esc to clear")
+
+    def action_goto(self) -> None:
+        self.query_one(PromptBar).ask("goto", "go to entry id (or unique prefix)")
+
+    def action_next_match(self, direction: int) -> None:
+        if not self.tree_view.next_match(direction):
+            self.notify("no matches (press / to search)", severity="information")
+        self._status(matches=self._match_text())
