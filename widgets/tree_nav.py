@@ -11,6 +11,7 @@ another search.
 from __future__ import annotations
 
 import bisect
+import weakref
 from array import array
 from itertools import compress
 
@@ -22,6 +23,8 @@ from pitree.session.tree import SessionTree
 from pitree.widgets.tree_base import TreeBase
 from textual.message import Message
 from textual.worker import get_current_worker
+
+SearchKey = tuple[tuple[str, ...], int, "weakref.ref[SessionTree]"]
 
 
 class TreeNav(TreeBase):
@@ -37,9 +40,9 @@ class TreeNav(TreeBase):
             super().__init__()
 
     searching = False  # a search runs in a thread: the matches are not yet those of `search_tokens`
-    _hits: Hits | None = None  # what the search of `_hits_key` (tokens, tree generation) matched
-    _hits_key: tuple[tuple[str, ...], int] | None = None
-    _pending: tuple[tuple[str, ...], int] | None = None  # the key of the search running in a thread
+    _hits: Hits | None = None  # what the search of `_hits_key` (tokens, tree generation, tree) matched
+    _hits_key: SearchKey | None = None
+    _pending: SearchKey | None = None  # the key of the search running in a thread
 
     # ---- go to an entry ----------------------------------------------------------------------------------
 
@@ -122,7 +125,7 @@ class TreeNav(TreeBase):
                 self._pending = None
                 self.workers.cancel_group(self, "tree-search")
             return
-        key = (tuple(tokens), tree.generation)
+        key = (tuple(tokens), tree.generation, weakref.ref(tree))  # refs are equal while it is the same tree
         if self._hits_key != key:
             if len(tree.nodes) < self.search_in_thread_from:
                 self._hits, self._hits_key = tree.search_index.matching(tokens), key
@@ -147,7 +150,7 @@ class TreeNav(TreeBase):
         # many: each matched entry's row, from the layout's entry -> row map, at C speed
         return array("l", sorted(filter((-1).__lt__, compress(layout.positions(), hits.flags))))
 
-    def _search_in_thread(self, tree: SessionTree, key: tuple[tuple[str, ...], int]) -> None:
+    def _search_in_thread(self, tree: SessionTree, key: SearchKey) -> None:
         def run() -> None:
             worker = get_current_worker()
             failure: str | None = None
@@ -168,13 +171,13 @@ class TreeNav(TreeBase):
         self._pending = key
         self.run_worker(run, thread=True, exclusive=True, group="tree-search", exit_on_error=False)
 
-    def _search_failed(self, key: tuple[tuple[str, ...], int], failure: str) -> None:
+    def _search_failed(self, key: SearchKey, failure: str) -> None:
         if self._pending == key:
             self._pending, self.searching = None, False
             self.notify(make_safe(failure, keep_newlines=False), severity="error", markup=False)
             self.post_message(self.Searched(len(self.matches)))
 
-    def _searched(self, tree: SessionTree, key: tuple[tuple[str, ...], int], hits: Hits) -> None:
+    def _searched(self, tree: SessionTree, key: SearchKey, hits: Hits) -> None:
         if self._pending == key:
             self._pending = None
         if tree is not self.stree or key[0] != tuple(self.search_tokens):

@@ -110,3 +110,24 @@ def test_a_cancelled_scan_returns_none() -> None:
     asked: list[int] = []
     assert tree.search_index.matching(["word"], cancelled=lambda: asked.append(1) or False) is not None
     assert len(asked) >= 2  # checked between blocks
+
+
+async def test_another_session_gets_its_own_search_not_the_last_ones_matches(demo: Path, tmp_path: Path) -> None:
+    from tests.sessions import write_session_file
+
+    other = write_session_file(
+        tmp_path / "other.jsonl",
+        [user("o1", None, "nothing here", t=1), user("o2", "o1", "edit cache.py now", t=2)],
+    )
+    app = make_app(demo)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        view = app.query_one(TreeView)
+        await pilot.press("slash", *"cache.py", "enter")
+        await until(pilot, lambda: not view.searching and len(view.matches) >= 2)
+        first = app.explorer.stree
+        app.explorer.open_session(other)
+        await until(pilot, lambda: app.explorer.stree is not None and app.explorer.stree is not first)
+        view.set_search("cache.py")
+        await until(pilot, lambda: not view.searching)
+        assert list(view.matches) == expected(view, "cache.py") and len(view.matches) == 1
