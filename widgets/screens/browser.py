@@ -24,6 +24,7 @@ from pitree.store.catalog import session_roots
 from pitree.store.index_thread import IndexRefresh
 from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
 from pitree.store.watch import watch_sessions
+from pitree.widgets.screens import browser_messages as msgs
 from pitree.widgets.screens.browser_columns import (
     HIT_COLUMNS,
     SessionsTable,
@@ -35,7 +36,6 @@ from pitree.widgets.screens.browser_columns import (
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
@@ -82,39 +82,11 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         Binding("q", "quit_browser", "Quit"),
     ]
 
-    class Refreshed(Message):
-        """Posted by the index refresh when it is over: the index is up to date, or `error` says why not."""
-
-        def __init__(self, stats: RefreshStats, error: str | None = None) -> None:
-            self.stats, self.error = stats, error
-            super().__init__()
-
-    class Progress(Message):
-        """Posted by the index worker as files are read."""
-
-        def __init__(self, done: int, total: int) -> None:
-            self.done, self.total = done, total
-            super().__init__()
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, BrowserScreen.Progress)
-
-    class Written(Message):
-        """Posted by the index worker each time another batch of sessions is in the index (rows to list)."""
-
-        def __init__(self, count: int) -> None:
-            self.count = count
-            super().__init__()
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, BrowserScreen.Written)
-
-    class Found(Message):
-        """Posted by the search worker with its hits (or an error for a bad query)."""
-
-        def __init__(self, query: str, hits: list[SearchHit], error: str | None) -> None:
-            self.query, self.hits, self.error = query, hits, error
-            super().__init__()
+    # The messages its workers post (`browser_messages`), by the names handlers use.
+    Refreshed = msgs.Refreshed
+    Progress = msgs.Progress
+    Written = msgs.Written
+    Found = msgs.Found
 
     def __init__(self, state: BrowserState, index: SessionIndex | None = None) -> None:
         super().__init__()
@@ -177,7 +149,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         """Bring the index up to date in a thread of its own; its messages come as the ones below."""
         self._stop_refresh()
         self._relist_every = RELIST_EVERY
-        poster, own = _Poster(self), self.refresh_in_own_process
+        poster, own = msgs.Poster(self.post_message), self.refresh_in_own_process
         self._refresh = IndexRefresh(self.index, self.roots, poster, PROGRESS_EVERY, own_process=own).start()
 
     def _stop_refresh(self) -> None:
@@ -191,7 +163,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
                 self.refreshing = True
                 self.refresh_index()
 
-    def on_browser_screen_progress(self, message: Progress) -> None:
+    def on_browser_screen_progress(self, message: msgs.Progress) -> None:
         if self.refreshing and message.total and message.done < message.total:
             self._indexing = (message.done, message.total)
             bar = self.query_one(ProgressBar)
@@ -200,7 +172,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
             bar.update(total=message.total, progress=message.done)
             self._update_head()
 
-    def on_browser_screen_written(self, message: Written) -> None:
+    def on_browser_screen_written(self, message: msgs.Written) -> None:
         # What is indexed so far, so a cold start shows rows at once: the first batch right away, then after
         # RELIST_EVERY seconds, twice that, and so on.
         now = time.monotonic()
@@ -236,7 +208,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
             self.show_sessions()
             self._update_head(STOPPED)
 
-    def on_browser_screen_refreshed(self, message: Refreshed) -> None:
+    def on_browser_screen_refreshed(self, message: msgs.Refreshed) -> None:
         self.refreshing = False
         self._indexing = None
         self._refresh_error = message.error
@@ -409,7 +381,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
             self._by_path_of = self.sessions
         return self._by_path_cache
 
-    def on_browser_screen_found(self, message: Found) -> None:
+    def on_browser_screen_found(self, message: msgs.Found) -> None:
         if message.query != self.state.query:
             return  # typed on since
         self.mode = "hits"
@@ -422,19 +394,3 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         for i, hit in enumerate(message.hits):
             table.add_row(*hit_cells(hit, self._by_path.get(str(hit.path))), key=str(i))
         self._update_head(make_safe(message.error, keep_newlines=False) if message.error else None)
-
-
-class _Poster:
-    """An `IndexRefresh` listener posting the screen's messages (from the refresh's thread)."""
-
-    def __init__(self, screen: BrowserScreen) -> None:
-        self.post = screen.post_message
-
-    def progress(self, done: int, total: int) -> None:
-        self.post(BrowserScreen.Progress(done, total))
-
-    def written(self, count: int) -> None:
-        self.post(BrowserScreen.Written(count))
-
-    def finished(self, stats: RefreshStats, error: str | None) -> None:
-        self.post(BrowserScreen.Refreshed(stats, error))
