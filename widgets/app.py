@@ -4,6 +4,7 @@ browser and the other screens. The session itself â€” loading, following, keys â
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from pitree.widgets.screens.browser import BrowserState
 
 __all__ = ["EXACT_TOKENS_FROM", "PitreeApp", "run_app"]
+
+
+INPUT_QUIET = 0.25  # seconds without a key or click before background work goes on
 
 
 class PitreeApp(App[int]):
@@ -58,6 +62,7 @@ class PitreeApp(App[int]):
 
             browser = BrowserState()
         self.browser_state = browser
+        self.input_at = 0.0  # monotonic time of the last key or mouse press (`pause_for_input`)
         self._index: SessionIndex | None = None  # the browser's, opened on first use
         self.explorer = Explorer(
             path, select_id=select_id, watch=watch, config_overrides=config_overrides, freeze_first=browser is None
@@ -66,6 +71,18 @@ class PitreeApp(App[int]):
     def compose(self) -> ComposeResult:
         yield self.explorer
         yield Footer()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.MouseDown | events.MouseScrollDown | events.MouseScrollUp):
+            self.input_at = time.monotonic()
+        await super().on_event(event)
+
+    def pause_for_input(self) -> None:
+        """Called between chunks of background work, in its thread: waits while keys or the mouse were used in the
+        last `INPUT_QUIET` seconds. That work (the other filters' layouts, the search index) would otherwise take the
+        interpreter lock from the UI while the user moves (README: the 10M figures)."""
+        while time.monotonic() - self.input_at < INPUT_QUIET:
+            time.sleep(0.02)
 
     def on_mount(self) -> None:
         self.console.size = (self.size.width, self.size.height)

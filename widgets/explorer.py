@@ -179,9 +179,10 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
         # moment is then reused by the layouts and the search index, not added to them.
         if self.exact_tokens:
             load_encoder()
-        self.tree_view.prewarm()
+        pace = getattr(self.app, "pause_for_input", None)  # PitreeApp's: this work waits while keys are pressed
+        self.tree_view.prewarm(pace)
         if self.stree is not None:
-            self.stree.search_index.update()  # so the first search is as fast as the next
+            self.stree.search_index.update(pace)  # so the first search is as fast as the next
 
     # ---- what the live tail brings -----------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pitree.session.entries import Node
@@ -217,7 +217,7 @@ class TreeBase(ScrollView):
         self._cache.clear()
         self.refresh()
 
-    def _layout_for(self, mode: str, extend: bool = True) -> Layout:
+    def _layout_for(self, mode: str, extend: bool = True, pace: Callable[[], None] | None = None) -> Layout:
         tree = self.stree
         assert tree is not None
         leaf = tree.leaf
@@ -231,7 +231,7 @@ class TreeBase(ScrollView):
                 self._layouts[mode] = (*key, layout)
                 self.extended = True
                 return layout
-        layout = build_layout(tree, mode)
+        layout = build_layout(tree, mode, pace=pace)
         self._layouts[mode] = (*key, layout)
         return layout
 
@@ -245,13 +245,13 @@ class TreeBase(ScrollView):
         """The rows of the tree under filter `mode` (made once per tree state, shown or not)."""
         return self._layout_for(mode, extend=False)
 
-    def prewarm(self) -> None:
-        """Compute the layouts of the other filters (called from a worker after load)."""
+    def prewarm(self, pace: Callable[[], None] | None = None) -> None:
+        """Compute the layouts of the other filters (called from a worker after load; `pace` as `build_layout`'s)."""
         if self.stree is None:
             return
         for mode in FILTERS:
             if mode != self.filter_mode:  # the shown one exists, and only the UI thread may change it
-                self._layout_for(mode, extend=False).index_of("")  # also its id -> row map, off the key path
+                self._layout_for(mode, extend=False, pace=pace).index_of("")  # its id -> row map too, off the key path
 
     def _relayout(self, keep_id: str | None) -> None:
         if self.stree is None:

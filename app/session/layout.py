@@ -9,7 +9,7 @@ The rows themselves live in `layout_rows`; extending a layout on append is `layo
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -143,16 +143,26 @@ def passes_filter(tree: SessionTree, node: Node, mode: str) -> bool:
 
 
 BUILD_CHUNK = 4096  # rows made before they go into the columns (the tuples in between stay few)
+PACE_MASK = 0x3FFF  # `pace()` every 16,384 entries of a loop
 
 
-def build_layout(tree: SessionTree, mode: str = "default", query: str = "", leaf: Node | None = None) -> Layout:
-    """The rows of the tree under a filter and search, in Pi's display order (active branch first)."""
+def build_layout(
+    tree: SessionTree,
+    mode: str = "default",
+    query: str = "",
+    leaf: Node | None = None,
+    pace: Callable[[], None] | None = None,
+) -> Layout:
+    """The rows of the tree under a filter and search, in Pi's display order (active branch first). `pace()`, when
+    given, is called every few thousand entries (a background build waits there while the user types)."""
     with gc_paused():
-        roots, shown, active, leaf = _shown_forest(tree, mode, query, leaf)
+        roots, shown, active, leaf = _shown_forest(tree, mode, query, leaf, pace)
         table = RowTable()
         made = _rows_of(roots, shown)
         while part := list(islice(made, BUILD_CHUNK)):
             table.extend(part)
+            if pace is not None:
+                pace()
         # Subtree ends, for folding: rows are in pre-order, so a subtree is a contiguous range.
         n = len(table)
         sizes = array("i", [1]) * n
@@ -161,6 +171,8 @@ def build_layout(tree: SessionTree, mode: str = "default", query: str = "", leaf
             p = parents[i]
             if p >= 0:
                 sizes[p] += sizes[i]
+            if pace is not None and not i & PACE_MASK:
+                pace()
         table.end = array("i", map(int.__add__, range(n), sizes))
         return Layout(table, len(roots) > 1, leaf, active, mode, query, tree.by_id, dropped=tree.dropped_count)
 
@@ -189,7 +201,7 @@ Shown = dict[Node, "Node | list[Node]"]
 
 
 def _shown_forest(
-    tree: SessionTree, mode: str, query: str, leaf: Node | None
+    tree: SessionTree, mode: str, query: str, leaf: Node | None, pace: Callable[[], None] | None = None
 ) -> tuple[list[Node], Shown, ActivePath, Node | None]:
     """Pass 1: the shown roots, each shown entry's shown children, the active path (ids) and the leaf."""
     if mode not in FILTERS:
@@ -211,9 +223,13 @@ def _shown_forest(
     labels = tree.labels
     default = mode == "default"
     pop, push = stack.pop, stack.append
+    seen = 0
     while stack:
         node, anc = pop()
         while True:  # down a single-child chain without the stack (most of a session is one)
+            seen += 1
+            if pace is not None and not seen & PACE_MASK:
+                pace()
             flags = node.flags
             if flags & _HIDDEN and (flags & ALWAYS_HIDDEN or id(node) != leaf_id):
                 visible = False

@@ -127,8 +127,9 @@ class SearchIndex:
     def __len__(self) -> int:
         return self._count
 
-    def update(self) -> None:
-        """Index the entries the tree gained since the last call (all of them the first time)."""
+    def update(self, pace: Callable[[], None] | None = None) -> None:
+        """Index the entries the tree gained since the last call (all of them the first time); `pace()`, when
+        given, is called after each block (a background build waits there while the user types)."""
         with self._lock:
             tree = self.tree
             nodes = tree.nodes
@@ -142,6 +143,8 @@ class SearchIndex:
                 if len(parts) == BLOCK:
                     self._keys.append(self._spill.put(self._join(parts)))
                     parts = []
+                    if pace is not None:
+                        pace()
             self._tail = self._join(parts) if parts else b""
             self._open = parts
             self._count = len(nodes)

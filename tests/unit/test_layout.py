@@ -329,3 +329,27 @@ def test_labeled_only_uses_current_labels() -> None:
     ]
     tree = tree_of(entries)
     assert [r.node.id for r in build_layout(tree, "labeled-only").rows] == ["a1"]
+
+
+def test_pace_is_called_through_a_big_build_and_changes_nothing() -> None:
+    """A background build calls `pace()` every few thousand entries (the explorer waits there while keys are
+    pressed); the rows are the same as without it, and so is the search index built with it."""
+    from tests.unit.test_gen_session import gen
+
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.jsonl"
+        gen.generate(path, 40_000, seed=3, branches=20)
+        tree = load_bytes(path.read_bytes())
+    calls: list[int] = []
+    for mode in FILTERS:
+        plain, paced = build_layout(tree, mode), build_layout(tree, mode, pace=lambda: calls.append(1))
+        assert [tuple(row) for row in plain.rows] == [tuple(row) for row in paced.rows]
+        assert list(plain.rows.end) == list(paced.rows.end)
+    assert len(calls) >= 3 * len(FILTERS)  # through both passes and the subtree ends
+    blocks: list[int] = []
+    index = tree.search_index
+    index.update(pace=lambda: blocks.append(1))
+    assert len(blocks) == len(tree.nodes) // 2048 and len(index.matching(["user"])) > 0

@@ -83,10 +83,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
     ]
 
     # The messages its workers post (`browser_messages`), by the names handlers use.
-    Refreshed = msgs.Refreshed
-    Progress = msgs.Progress
-    Written = msgs.Written
-    Found = msgs.Found
+    Refreshed, Progress, Written, Found = msgs.Refreshed, msgs.Progress, msgs.Written, msgs.Found
 
     def __init__(self, state: BrowserState, index: SessionIndex | None = None) -> None:
         super().__init__()
@@ -126,7 +123,8 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self.query_one(DataTable).focus()
         self.show_sessions()
         self.refreshing = True
-        self.refresh_index()
+        # After the first frame: the refresh's process starting would otherwise compete with drawing the rows.
+        self.call_after_refresh(self._first_refresh)
         for i, root in enumerate(self.roots):
             self.run_worker(self._watch(root), group=f"browser-watch-{i}", exclusive=True, exit_on_error=False)
         if self.state.query:
@@ -151,6 +149,10 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self._relist_every = RELIST_EVERY
         poster, own = msgs.Poster(self.post_message), self.refresh_in_own_process
         self._refresh = IndexRefresh(self.index, self.roots, poster, PROGRESS_EVERY, own_process=own).start()
+
+    def _first_refresh(self) -> None:
+        if self.refreshing and self._refresh is None:  # not stopped (`x`) nor started by a watch meanwhile
+            self.refresh_index()
 
     def _stop_refresh(self) -> None:
         """Stop the running refresh, if any; it is told nothing more (what it read is kept in the index)."""
