@@ -144,7 +144,8 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
     # ---- the index ------------------------------------------------------------------------------------------
 
     def refresh_index(self) -> None:
-        """Bring the index up to date in a thread of its own; its messages come as the ones below."""
+        """Bring the index up to date in a process of its own (`refresh_in_own_process`); its messages come as the
+        ones below."""
         self._stop_refresh()
         self._relist_every = RELIST_EVERY
         poster, own = msgs.Poster(self.post_message), self.refresh_in_own_process
