@@ -167,11 +167,12 @@ def build_layout(
         n = len(table)
         sizes = array("i", [1]) * n
         parents = table.parent_row
-        for i in range(n - 1, -1, -1):
-            p = parents[i]
-            if p >= 0:
-                sizes[p] += sizes[i]
-            if pace is not None and not i & PACE_MASK:
+        for top in range(n, 0, -PACE_MASK - 1):  # bottom-up, a chunk at a time (`pace` between chunks)
+            for i in range(top - 1, max(top - PACE_MASK - 1, 0) - 1, -1):
+                p = parents[i]
+                if p >= 0:
+                    sizes[p] += sizes[i]
+            if pace is not None:
                 pace()
         table.end = array("i", map(int.__add__, range(n), sizes))
         return Layout(table, len(roots) > 1, leaf, active, mode, query, tree.by_id, dropped=tree.dropped_count)

@@ -11,7 +11,10 @@ from pathlib import Path
 import pitree.widgets.app as app_module
 from pitree.widgets.tree_view import TreeView
 
-from tests.ui.test_app import demo, make_app, until  # noqa: F401 - demo is a fixture
+from tests.ui import test_app
+from tests.ui.test_app import make_app, until
+
+demo = test_app.demo  # the fixture: a copy of the demo session
 
 
 async def test_a_key_holds_background_work_until_input_is_quiet(demo: Path) -> None:

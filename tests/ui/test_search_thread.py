@@ -16,7 +16,10 @@ from pitree.widgets.tree_nav import TreeNav
 from pitree.widgets.tree_view import TreeView
 
 from tests.sessions import user
-from tests.ui.test_app import append, cursor, demo, make_app, until  # noqa: F401 - demo is a fixture
+from tests.ui import test_app
+from tests.ui.test_app import append, cursor, make_app, until
+
+demo = test_app.demo  # the fixture: a copy of the demo session
 
 
 @pytest.fixture(autouse=True)

@@ -334,10 +334,10 @@ def test_labeled_only_uses_current_labels() -> None:
 def test_pace_is_called_through_a_big_build_and_changes_nothing() -> None:
     """A background build calls `pace()` every few thousand entries (the explorer waits there while keys are
     pressed); the rows are the same as without it, and so is the search index built with it."""
-    from tests.unit.test_gen_session import gen
-
     import tempfile
     from pathlib import Path
+
+    from tests.unit.test_gen_session import gen
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "s.jsonl"
@@ -348,6 +348,11 @@ def test_pace_is_called_through_a_big_build_and_changes_nothing() -> None:
         plain, paced = build_layout(tree, mode), build_layout(tree, mode, pace=lambda: calls.append(1))
         assert [tuple(row) for row in plain.rows] == [tuple(row) for row in paced.rows]
         assert list(plain.rows.end) == list(paced.rows.end)
+        sizes = [1] * len(paced.rows)  # each row's subtree, the plain way: ends are row + size
+        for i in range(len(paced.rows) - 1, -1, -1):
+            if paced.rows.parent_row[i] >= 0:
+                sizes[paced.rows.parent_row[i]] += sizes[i]
+        assert list(paced.rows.end) == [i + size for i, size in enumerate(sizes)]
     assert len(calls) >= 3 * len(FILTERS)  # through both passes and the subtree ends
     blocks: list[int] = []
     index = tree.search_index
