@@ -24,6 +24,7 @@ from typing import Any
 
 
 async def run(path: Path) -> dict[str, Any]:
+    from bench_tui import key_timer, timed_search
     from pitree.widgets.app import PitreeApp
     from pitree.widgets.tree_view import TreeView
     from textual.worker import WorkerCancelled
@@ -36,23 +37,11 @@ async def run(path: Path) -> dict[str, Any]:
         while view.stree is None:
             await asyncio.sleep(0.05)
         out["ready_s"] = round(time.perf_counter() - t0, 1)
-        drawn = [0.0]
-        draw = view.render_line
-
-        def render_line(y: int):  # type: ignore[no-untyped-def]
-            drawn[0] = time.perf_counter()
-            return draw(y)
-
-        view.render_line = render_line  # type: ignore[method-assign]
+        timed = key_timer(view, pilot)
 
         async def keys(when: str) -> None:
             for key, presses in (("up", 20), ("pageup", 10)):
-                times = []
-                for _ in range(presses):
-                    t = drawn[0] = time.perf_counter()
-                    await pilot.press(key)
-                    await pilot.pause()
-                    times.append(drawn[0] - t)
+                times = [await timed(key) for _ in range(presses)]
                 out[f"{key}_{when}_ms"] = round(statistics.median(times) * 1000, 1)
                 out[f"{key}_{when}_max_ms"] = round(max(times) * 1000, 1)
 
@@ -65,11 +54,7 @@ async def run(path: Path) -> dict[str, Any]:
                 await pilot.pause(0.5)
         out["prepared_s"] = round(time.perf_counter() - t0, 1)
         await keys("after")
-        t = time.perf_counter()
-        view.set_search("read src")
-        while view.searching:
-            await asyncio.sleep(0.002)
-        out["search_s"] = round(time.perf_counter() - t, 2)
+        out["search_s"] = round(await timed_search(view, "read src"), 2)
         out["matches"] = len(view.matches)
     return out
 

@@ -16,6 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,13 +89,9 @@ async def pilot_run(path: Path, exact: bool = False) -> dict[str, float]:
     return out
 
 
-async def _keys(app: Any, pilot: Any, out: dict[str, float]) -> None:
-    """Keypress -> redrawn latencies, and a search of the whole tree, into `out`."""
-    from pitree.widgets.tree_view import TreeView
-
-    view = app.query_one(TreeView)
-    # Latency = key sent -> the tree's last line drawn for it. The pilot then idles a while before it
-    # returns; that idle time is not the app's, so it is not counted.
+def key_timer(view: Any, pilot: Any) -> Callable[..., Awaitable[float]]:
+    """`await timed(*keys)`: seconds from the keys sent to the tree view's last line drawn for them. The pilot then
+    idles a while before it returns; that idle time is not the app's, so it is not counted."""
     drawn = [0.0]
     original = view.render_line
 
@@ -102,15 +99,32 @@ async def _keys(app: Any, pilot: Any, out: dict[str, float]) -> None:
         drawn[0] = time.perf_counter()
         return original(y)
 
-    view.render_line = render_line  # type: ignore[method-assign]
+    view.render_line = render_line
 
     async def timed(*keys: str) -> float:
-        t = time.perf_counter()
-        drawn[0] = t
+        t = drawn[0] = time.perf_counter()
         await pilot.press(*keys)
         await pilot.pause()
         return drawn[0] - t
 
+    return timed
+
+
+async def timed_search(view: Any, query: str) -> float:
+    """Seconds until a search of the whole tree has its matches on the rows (a big tree's runs in a thread)."""
+    t = time.perf_counter()
+    view.set_search(query)
+    while view.searching:
+        await asyncio.sleep(0.002)
+    return time.perf_counter() - t
+
+
+async def _keys(app: Any, pilot: Any, out: dict[str, float]) -> None:
+    """Keypress -> redrawn latencies, and a search of the whole tree, into `out`."""
+    from pitree.widgets.tree_view import TreeView
+
+    view = app.query_one(TreeView)
+    timed = key_timer(view, pilot)
     out["move"] = statistics.median([await timed("up") for _ in range(20)])
     out["page"] = statistics.median([await timed("pageup") for _ in range(10)])
     view.action_first()
@@ -122,11 +136,7 @@ async def _keys(app: Any, pilot: Any, out: dict[str, float]) -> None:
     await app.explorer.prewarm_layouts().wait()  # that worker only: the live tail's never completes
     out["filter"] = statistics.median([await timed("ctrl+o") for _ in range(10)])
     await timed("ctrl+d")
-    t = time.perf_counter()
-    view.set_search("read src")
-    while view.searching:  # a big tree's search runs in a thread: until its matches are on the rows
-        await asyncio.sleep(0.002)
-    out["search"] = time.perf_counter() - t
+    out["search"] = await timed_search(view, "read src")
     out["matches"] = len(view.matches)
 
 
