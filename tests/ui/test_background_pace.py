@@ -58,6 +58,8 @@ async def test_the_filters_are_prepared_with_the_pace(demo: Path, monkeypatch) -
     monkeypatch.setattr("pitree.session.layout.PACE_MASK", 0xF)  # the demo is small: pace every 16 entries
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.explorer.stree is not None)
-        await app.explorer.prewarm_layouts().wait()
         view = app.query_one(TreeView)
-        assert paced and all(view.has_layout(mode) for mode in ("default", "no-tools", "user-only", "all"))
+        # The explorer prepares them after its first screen (waiting on that worker races with its own start).
+        modes = ("default", "no-tools", "user-only", "labeled-only", "all")
+        await until(pilot, lambda: all(view.has_layout(mode) for mode in modes))
+        assert paced
