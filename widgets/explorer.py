@@ -128,14 +128,15 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
         # is drawn. Only the one session named on the command line freezes at once; after the browser (its index
         # made garbage) or a session left, freezing waits for a collection, and that waits for the first screen.
         frozen = self.freeze_first and self.freezer.freeze_now()
-        # Where the user moved the kept first screen's cursor, if that is where the tree's should go.
-        moved = None if self.select_id else self.query_one(LoadingPane).moved_to()
-        select = self.select_id or (moved[0] if moved else None)
+        # The preview's cursor (the leaf's, or where the user moved it), unless another entry was asked for: the
+        # tree's goes to the same entry on the same screen row, so nothing moves when the tree replaces the preview.
+        loading = self.query_one(LoadingPane)
+        at = None if self.select_id else loading.preview_cursor()
+        select = self.select_id or (at[0] if at else None)
+        height = loading.preview.size.height if loading.kept is not None else 0  # where the tree is drawn next
         self._show(message.stree)
         view = self.tree_view
-        view.show_tree(message.stree, select_id=select)
-        if moved is not None:  # and on the same screen row: nothing moves when the tree replaces the kept rows
-            view.call_after_refresh(view.scroll_to, y=max(0, view.cursor - moved[1]), animate=False)
+        view.show_tree(message.stree, select_id=select, screen_row=at[1] if at else None, height=height)
         chosen = view.cursor_node
         if select is not None and (chosen is None or chosen.id != select):
             self.go_to_entry(select)  # a filtered entry, or one without a row: say where the cursor went

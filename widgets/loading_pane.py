@@ -34,6 +34,7 @@ class LoadingPane(Vertical):
     """The loading screen of one session; `load(path)` starts reading it."""
 
     kept: first_screen.FirstScreen | None = None  # the session's kept first screen (or leaf's branch), shown meanwhile
+    kept_is_branch = False  # `kept` is the leaf's branch read from the end (a first open), not a kept first screen
     _path: Path | None = None  # the session being loaded (None once it is loaded or failed)
 
     class Progress(Message):
@@ -78,6 +79,7 @@ class LoadingPane(Vertical):
         self.cancel()
         self._path = path
         self.kept = first_screen.load(path) if at_leaf else None
+        self.kept_is_branch = False
         self.set_class(self.kept is not None, "-preview")
         self.set_class(self.app.size.width < STACK_BELOW, "-stacked")
         name = make_safe(path.name, keep_newlines=False)
@@ -112,7 +114,7 @@ class LoadingPane(Vertical):
     def _show_branch(self, path: Path, screen: first_screen.FirstScreen, complete: bool) -> None:
         if path != self._path or self.kept is not None:
             return  # loaded, failed or left meanwhile
-        self.kept = screen
+        self.kept, self.kept_is_branch = screen, True
         self.add_class("-preview")
         self.preview.show(screen)
         name = make_safe(path.name, keep_newlines=False)
@@ -126,13 +128,14 @@ class LoadingPane(Vertical):
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width < STACK_BELOW, "-stacked")  # as `Panes.fit` does for the tree
 
-    def moved_to(self) -> tuple[str, int] | None:
-        """The entry the user moved the kept first screen's cursor to and the screen row it is on (None: the
-        cursor stayed on the leaf's row)."""
-        kept, preview = self.kept, self.preview
-        if kept is None or preview.cursor == kept.leaf_row or preview.cursor_id is None:
+    def preview_cursor(self) -> tuple[str, int] | None:
+        """The entry under the shown preview's cursor and the screen row it is drawn on: a kept first screen's
+        (the tree's own first screen, so its rows stay put), a leaf's branch's where the user moved it (left on
+        the leaf, the tree centres it as it does any new session); None when no preview is shown."""
+        preview, kept = self.preview, self.kept
+        if kept is None or preview.cursor_id is None or (self.kept_is_branch and preview.cursor == kept.leaf_row):
             return None
-        return preview.cursor_id, preview.cursor - int(preview.scroll_offset.y)
+        return preview.cursor_id, preview.cursor_row
 
     def cancel(self) -> None:
         self.workers.cancel_group(self, "load")

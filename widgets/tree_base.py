@@ -172,11 +172,16 @@ class TreeBase(ScrollView):
             return None
         return self.layout_.rows.nodes[self.shown[self.cursor]]
 
-    def show_tree(self, tree: SessionTree, select_id: str | None = None, added: list[Node] | None = None) -> None:
+    def show_tree(
+        self, tree: SessionTree, select_id: str | None = None, added: list[Node] | None = None,
+        screen_row: int | None = None, height: int = 0,
+    ) -> None:
         """Show `tree` (new or grown), keeping the selection by id (or moving it to `select_id`).
 
         `added`: the entries the last `tree.add` brought; when they only extend the leaf (a live tail), the
-        shown layout is updated in place instead of rebuilt."""
+        shown layout is updated in place instead of rebuilt. `screen_row`: the row of the view the cursor is
+        drawn on (where a kept first screen had it); else the cursor is centred, in `height` rows if the view
+        is not laid out yet. Either holds from the first frame: a view not laid out paints before it can scroll."""
         keep = select_id or self.anchor_id or (self.cursor_node.id if self.cursor_node is not None else None)
         if keep is None and tree.leaf is not None:
             keep = tree.leaf.id  # a new view starts at the leaf (or its nearest shown ancestor)
@@ -186,7 +191,7 @@ class TreeBase(ScrollView):
         self.stree = tree
         self._added = added
         self.extended = False
-        self._relayout(keep)
+        self._relayout(keep, screen_row, height)
         self._added = None
 
     def forget_tree(self) -> None:
@@ -253,7 +258,7 @@ class TreeBase(ScrollView):
             if mode != self.filter_mode:  # the shown one exists, and only the UI thread may change it
                 self._layout_for(mode, extend=False, pace=pace).index_of("")  # its id -> row map too, off the key path
 
-    def _relayout(self, keep_id: str | None) -> None:
+    def _relayout(self, keep_id: str | None, screen_row: int | None = None, height: int = 0) -> None:
         if self.stree is None:
             return
         before = self.cursor_node
@@ -269,7 +274,10 @@ class TreeBase(ScrollView):
         instead = self.shown_instead
         if node is not before or (instead is not None and self.stree.get(instead.id) is not instead):
             self.shown_instead = None  # the row no longer stands for it
-        self._scroll_cursor_visible(center=True)
+        if screen_row is None:
+            self._scroll_cursor_visible(center=True, height=height)
+        else:
+            self._scroll(self.cursor - screen_row, self.size.height or height or 1)
         self.refresh()
         self.post_message(self.LayoutChanged())
         self._post_highlight()
@@ -346,15 +354,22 @@ class TreeBase(ScrollView):
         if 0 <= y < self.size.height:
             self.refresh(Region(0, y, self.size.width, 1))
 
-    def _scroll_cursor_visible(self, center: bool = False) -> None:
-        height = self.size.height or 1
+    def _scroll_cursor_visible(self, center: bool = False, height: int = 0) -> None:
+        """`height`: the view's, if it is not laid out yet."""
+        height = self.size.height or height or 1
         top = int(self.scroll_offset.y)
         if center and not (top <= self.cursor < top + height):
-            self.scroll_to(y=max(0, self.cursor - height // 2), animate=False, immediate=True)
+            self._scroll(self.cursor - height // 2, height)
         elif self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+            self._scroll(self.cursor, height)
         elif self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+            self._scroll(self.cursor - height + 1, height)
+
+    def _scroll(self, top: int, height: int) -> None:
+        # Forced: a view not laid out yet ignores a scroll (its scrollbars are not known) and paints its top rows.
+        # Clamped as Textual clamps it once the view has its height.
+        top = max(0, min(top, len(self.shown) - height))
+        self.scroll_to(y=top, animate=False, immediate=True, force=True)
 
     def _post_highlight(self, moved: bool = False) -> None:
         node = self.selected_node

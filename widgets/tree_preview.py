@@ -102,11 +102,13 @@ class TreePreview(ScrollView):
         self.cursor = 0
         self.columns = Columns()  # the columns a newly opened session shows
         self._shift = 0
+        self._centred = False  # False until `_center` has scrolled: the rows are drawn centred meanwhile
 
     def show(self, screen: FirstScreen) -> None:
         self.screen_ = screen
         self.cursor = screen.leaf_row
         self._shift = 0
+        self._centred = False
         self.virtual_size = Size(self.size.width, len(screen.rows))
         self.call_after_refresh(self._center)
         self.refresh()
@@ -115,17 +117,36 @@ class TreePreview(ScrollView):
     def cursor_id(self) -> str | None:
         return self.screen_.rows[self.cursor].id if self.screen_ is not None else None
 
-    def _center(self) -> None:
-        """Where `TreeView` puts a new session's cursor: mid-screen, unless it is on the first screenful."""
+    @property
+    def cursor_row(self) -> int:
+        """The row of the widget the cursor is drawn on."""
+        return self.cursor - self._top()
+
+    def _top(self) -> int:
+        """The first row drawn: the scroll offset, or the centred one before `_center` scrolled there (a widget
+        shown before it was laid out paints its first frame before it can scroll)."""
+        return int(self.scroll_offset.y) if self._centred else self._centred_top()
+
+    def _centred_top(self) -> int:
+        """Where `TreeView` puts a new session's cursor: mid-screen, unless it is on the first screenful (and
+        no further down than the last row allows, as a scroll is clamped)."""
         if self.screen_ is None:
-            return
+            return 0
         height = self.size.height or 1
         top = 0 if self.screen_.first + self.cursor < height else max(0, self.cursor - height // 2)
-        self.scroll_to(y=top, animate=False, immediate=True)
+        return max(0, min(top, len(self.screen_.rows) - height))
+
+    def _center(self) -> None:
+        if self.screen_ is None:
+            return
+        self.scroll_to(y=self._centred_top(), animate=False, immediate=True, force=True)
+        self._centred = True
 
     def action_move(self, step: int) -> None:
         if self.screen_ is None:
             return
+        if not self._centred:
+            self._center()
         self.cursor = max(0, min(len(self.screen_.rows) - 1, self.cursor + step))
         top, height = int(self.scroll_offset.y), self.size.height or 1
         if self.cursor < top:
@@ -143,7 +164,7 @@ class TreePreview(ScrollView):
             self._center()
 
     def render_line(self, y: int) -> Strip:
-        index = int(self.scroll_offset.y) + y
+        index = self._top() + y
         width = self.scrollable_content_region.width
         screen = self.screen_
         if screen is None or not 0 <= index < len(screen.rows) or width <= 0:

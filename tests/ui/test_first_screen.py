@@ -69,6 +69,37 @@ class HeldLoad:
         self.gate.set()
 
 
+class TopLines:
+    """The top line of every frame the preview and the tree view paint (blank ones left out): a frame drawn
+    before the view scrolled to its place shows up as another top line."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.seen: dict[type, list[str]] = {TreePreview: [], TreeView: []}
+        for cls, seen in self.seen.items():
+            real = cls.render_line
+
+            def render_line(widget, y, real=real, seen=seen):  # type: ignore[no-untyped-def]
+                strip = real(widget, y)
+                if y == 0 and strip.text.strip():
+                    seen.append(strip.text)
+                return strip
+
+            monkeypatch.setattr(cls, "render_line", render_line)
+
+
+def placed_scrolls(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The tree view's scroll as each `show_tree` leaves it (the first: before the view is laid out)."""
+    placed: list[float] = []
+    show_tree = TreeView.show_tree
+
+    def recorded(view, *args, **kwargs):  # type: ignore[no-untyped-def]
+        show_tree(view, *args, **kwargs)
+        placed.append(view.scroll_offset.y)
+
+    monkeypatch.setattr(TreeView, "show_tree", recorded)
+    return placed
+
+
 async def first_open(path: Path, size: tuple[int, int] = (120, 30)) -> list[str]:
     """Open `path` once (which keeps its first screen); the tree view's lines."""
     app = make_app(path)
@@ -123,6 +154,33 @@ async def test_the_cursor_moved_on_the_kept_screen_is_where_the_tree_opens(
 ) -> None:
     await first_open(big)
     await move_on_the_preview_then_open(big, monkeypatch, ("k", "k", "k"))
+
+
+@pytest.mark.parametrize("keys", [(), ("k", "k", "k")], ids=["left on the leaf", "moved"])
+async def test_every_frame_shows_the_same_rows_until_the_tree_is_read_and_after(
+    big: Path, monkeypatch: pytest.MonkeyPatch, keys: tuple[str, ...]
+) -> None:
+    """From the kept screen's first frame to the tree's: no frame at another scroll (as a view shown before it
+    is laid out paints unless told where to be)."""
+    real = await first_open(big)
+    tops = TopLines(monkeypatch)
+    placed = placed_scrolls(monkeypatch)
+    held = HeldLoad(monkeypatch)
+    app = make_app(big)
+    async with app.run_test(size=(120, 30)) as pilot:
+        preview = app.query_one(TreePreview)
+        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
+        await pilot.pause(0.1)
+        await pilot.press(*keys)
+        held.release()
+        await until(pilot, lambda: app.explorer.stree is not None)
+        await pilot.pause(0.2)
+        view = app.query_one(TreeView)
+        assert lines(view)[0] == real[0]
+        assert placed[0] == view.scroll_offset.y, "in place from the start: a terminal paints it before its resize"
+    assert tops.seen[TreePreview] and tops.seen[TreeView]
+    assert set(tops.seen[TreePreview]) == {real[0]}
+    assert set(tops.seen[TreeView]) == {real[0]}
 
 
 @pytest.mark.writes_session
@@ -196,7 +254,9 @@ async def test_a_first_open_shows_the_leafs_branch_while_the_tree_is_read(
     big: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No kept screen: the leaf's branch, read from the end of the file, each row as the tree then shows it
-    (without guides), the leaf's row last with its marker; then the tree, its cursor on the leaf."""
+    (without guides), the leaf's row last with its marker; then the tree, its cursor on the leaf, centred from
+    its first frame on."""
+    placed = placed_scrolls(monkeypatch)
     held = HeldLoad(monkeypatch)
     app = make_app(big)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -216,6 +276,7 @@ async def test_a_first_open_shows_the_leafs_branch_while_the_tree_is_read(
         await pilot.pause(0.1)
         view = app.query_one(TreeView)
         assert view.cursor_node.id == "last"
+        assert placed[0] == view.scroll_offset.y
         layout = view.layout_for("default")
         path_rows = [i for i, n in enumerate(layout.rows.nodes) if n in layout.active]
         assert [r.id for r in branch.rows] == [layout.rows.nodes[i].id for i in path_rows]
