@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,12 +14,20 @@ import pytest
 
 from tests.sessions import write_session_file
 
+
+def _temporary_folder(prefix: str) -> str:
+    """A folder for this test run, removed when it ends."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 # Never the user's cache (~/.cache/pitree): subprocesses inherit this too.
-os.environ["PITREE_CACHE_DIR"] = tempfile.mkdtemp(prefix="pitree-test-cache-")
+os.environ["PITREE_CACHE_DIR"] = _temporary_folder("pitree-test-cache-")
 # Nor the user's ~/.config/pitree/config.toml, nor their API keys.
-os.environ["PITREE_CONFIG"] = os.path.join(tempfile.mkdtemp(prefix="pitree-test-config-"), "config.toml")
+os.environ["PITREE_CONFIG"] = os.path.join(_temporary_folder("pitree-test-config-"), "config.toml")
 # Nor Pi's agent folder (~/.pi/agent: settings, models, auth), which pitree reads for summaries.
-os.environ["PI_CODING_AGENT_DIR"] = tempfile.mkdtemp(prefix="pitree-test-pi-agent-")
+os.environ["PI_CODING_AGENT_DIR"] = _temporary_folder("pitree-test-pi-agent-")
 for _var in (
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",

@@ -20,6 +20,7 @@ appends what it opened to the log, which the guard reads back. Tests whose own w
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import os
@@ -257,6 +258,7 @@ def _site_dir() -> Path:
     global _SITE_DIR
     if _SITE_DIR is None:
         folder = Path(tempfile.mkdtemp(prefix="pitree-guard-site-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
         (folder / "sitecustomize.py").write_text(SITECUSTOMIZE)
         _SITE_DIR = folder
     return _SITE_DIR
