@@ -112,25 +112,33 @@ async def first_open(path: Path, size: tuple[int, int] = (120, 30)) -> list[str]
 
 
 async def move_on_the_preview_then_open(path: Path, monkeypatch: pytest.MonkeyPatch, keys: tuple[str, ...]) -> None:
-    """Press `keys` on the screen shown while the tree is read (held until then); the tree opens where they went."""
+    """Press `keys` on the screen shown while the tree is read (held until then); the tree opens where they went,
+    on the same screen row, and no frame of either shows them at another scroll."""
+    tops = TopLines(monkeypatch)
+    placed = placed_scrolls(monkeypatch)
     held = HeldLoad(monkeypatch)
     app = make_app(path)
     async with app.run_test(size=(120, 30)) as pilot:
         preview = app.query_one(TreePreview)
         await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
         await pilot.press(*keys)
-        moved_to = preview.cursor_id
+        moved_to, row = preview.cursor_id, preview.cursor_row
         assert moved_to is not None and moved_to != "last"
         held.release()
         await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.pause(0.1)
-        assert app.query_one(TreeView).cursor_node.id == moved_to
+        view = app.query_one(TreeView)
+        assert view.cursor_node.id == moved_to and view.cursor - view.scroll_offset.y == row
+        assert placed[0] == view.scroll_offset.y, "in place from the start: a terminal paints it before its resize"
+        assert len(set(tops.seen[TreePreview])) == 1 and set(tops.seen[TreeView]) == {lines(view)[0]}
 
 
 async def test_the_second_open_shows_the_first_screen_before_the_tree_is_read(
     big: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real = await first_open(big)
+    tops = TopLines(monkeypatch)
+    placed = placed_scrolls(monkeypatch)
     held = HeldLoad(monkeypatch)
     app = make_app(big)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -147,6 +155,9 @@ async def test_the_second_open_shows_the_first_screen_before_the_tree_is_read(
         assert not app.query_one(LoadingPane).display
         assert lines(app.query_one(TreeView)) == real
         assert app.query_one(TreeView).cursor_node.id == "last"
+        assert placed[0] == app.query_one(TreeView).scroll_offset.y, "in place before its first frame"
+    # No frame of either at another scroll: the kept screen's first frame is drawn centred, the tree's in place.
+    assert set(tops.seen[TreePreview]) == {real[0]} and set(tops.seen[TreeView]) == {real[0]}
 
 
 async def test_the_cursor_moved_on_the_kept_screen_is_where_the_tree_opens(
@@ -154,33 +165,6 @@ async def test_the_cursor_moved_on_the_kept_screen_is_where_the_tree_opens(
 ) -> None:
     await first_open(big)
     await move_on_the_preview_then_open(big, monkeypatch, ("k", "k", "k"))
-
-
-@pytest.mark.parametrize("keys", [(), ("k", "k", "k")], ids=["left on the leaf", "moved"])
-async def test_every_frame_shows_the_same_rows_until_the_tree_is_read_and_after(
-    big: Path, monkeypatch: pytest.MonkeyPatch, keys: tuple[str, ...]
-) -> None:
-    """From the kept screen's first frame to the tree's: no frame at another scroll (as a view shown before it
-    is laid out paints unless told where to be)."""
-    real = await first_open(big)
-    tops = TopLines(monkeypatch)
-    placed = placed_scrolls(monkeypatch)
-    held = HeldLoad(monkeypatch)
-    app = make_app(big)
-    async with app.run_test(size=(120, 30)) as pilot:
-        preview = app.query_one(TreePreview)
-        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
-        await pilot.pause(0.1)
-        await pilot.press(*keys)
-        held.release()
-        await until(pilot, lambda: app.explorer.stree is not None)
-        await pilot.pause(0.2)
-        view = app.query_one(TreeView)
-        assert lines(view)[0] == real[0]
-        assert placed[0] == view.scroll_offset.y, "in place from the start: a terminal paints it before its resize"
-    assert tops.seen[TreePreview] and tops.seen[TreeView]
-    assert set(tops.seen[TreePreview]) == {real[0]}
-    assert set(tops.seen[TreeView]) == {real[0]}
 
 
 @pytest.mark.writes_session
