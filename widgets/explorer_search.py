@@ -7,9 +7,12 @@ meanwhile goes to the first match once they are found.
 from __future__ import annotations
 
 from pitree.widgets.explorer_state import ExplorerState
+from pitree.widgets.loading_pane import LoadingPane
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.tree_view import TreeView
 from textual import on
+
+WAITS_FOR_TREE = "search: once the tree is read"
 
 
 class SearchMixin(ExplorerState):
@@ -21,6 +24,8 @@ class SearchMixin(ExplorerState):
         view = self.tree_view
         if not view.search_tokens:
             return ""
+        if self.stree is None:
+            return WAITS_FOR_TREE
         if view.searching and not view.matches:
             return "searching…"
         where = f"match {view.match_position()}/{len(view.matches)}"
@@ -35,7 +40,17 @@ class SearchMixin(ExplorerState):
             self._status(matches=self._count_text(count) if message.value.strip() else "")
 
     def _count_text(self, count: int) -> str:
+        if self.stree is None:
+            return WAITS_FOR_TREE
         return "searching…" if self.tree_view.searching else f"{count} matches"
+
+    def _focus_tree(self) -> None:
+        """Back from the prompt to the tree, or to the preview shown while the tree is read."""
+        loading = self.query_one(LoadingPane)
+        if self.stree is None and loading.display and loading.kept is not None:
+            loading.preview.focus()
+        else:
+            self.tree_view.focus()
 
     @on(TreeView.Searched)
     def _searched(self, message: TreeView.Searched) -> None:
@@ -52,7 +67,7 @@ class SearchMixin(ExplorerState):
     @on(PromptBar.Entered)
     def _prompt_submitted(self, message: PromptBar.Entered) -> None:
         view = self.tree_view
-        view.focus()
+        self._focus_tree()
         if message.purpose == "search":
             if view.searching:
                 self._jump_when_found = True  # the matches are not found yet: go to the first when they are
@@ -72,7 +87,7 @@ class SearchMixin(ExplorerState):
         if message.purpose == "search":
             self.tree_view.set_search("")
             self._status(matches="")
-        self.tree_view.focus()
+        self._focus_tree()
 
     def action_search(self) -> None:
         self.query_one(PromptBar).ask("search", "search: words (all must match) — Enter to keep, Esc to clear")

@@ -35,6 +35,10 @@ class ExplorerState(Widget):
     """The session the explorer shows; see `Explorer`."""
 
     select_id: str | None  # the entry to select once the session is shown
+    # The keys that act on the tree: dimmed in the footer, and doing nothing, while it is read.
+    NEEDS_TREE = frozenset(
+        {"context", "usage", "export", "label", "mark", "compare", "show_skipped", "goto", "next_match", "entry_link"}
+    )
 
     def __init__(
         self,
@@ -72,6 +76,7 @@ class ExplorerState(Widget):
             self.live = None
         self.path, self.select_id = path, select_id
         self.stree = self.reader = None
+        self.refresh_bindings()
         self.follow_off = False
         self._unseen, self._transient = 0, False
         if self._entry_timer is not None:
@@ -80,6 +85,10 @@ class ExplorerState(Widget):
     def _hold(self, tree: SessionTree) -> None:
         self.stree = tree
         self.reader = EntryReader(self.path, tree)
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return None if self.stree is None and action in self.NEEDS_TREE else True
 
     def start_live(self, builder: SessionBuilder | None) -> None:
         """Follow the file. Without watching (tests, --no-watch) `live.check()` still applies changes."""

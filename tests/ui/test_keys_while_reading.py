@@ -1,0 +1,63 @@
+"""While a big session's tree is read (its kept first screen shown meanwhile): the keys that need the tree are
+dimmed in the footer and do nothing, a search typed meanwhile says it waits and is applied once the tree is read,
+and the cursor keys keep moving the preview after the prompt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pitree.widgets.explorer_search import WAITS_FOR_TREE
+from pitree.widgets.loading_pane import LoadingPane
+from pitree.widgets.tree_preview import TreePreview
+from pitree.widgets.tree_view import TreeView
+from textual.widgets import Footer
+
+from tests.ui.test_app import until
+from tests.ui.test_first_screen import HeldLoad, big, first_open, make_app  # noqa: F401
+
+
+def footer_keys(app) -> dict[str, bool]:  # type: ignore[no-untyped-def]
+    """The footer's keys by action, and whether each is enabled."""
+    return {
+        binding.action: enabled
+        for (_node, binding, enabled, _tooltip) in app.active_bindings.values()
+        if binding.show
+    }
+
+
+async def test_tree_keys_wait_and_a_search_typed_meanwhile_applies_once_read(
+    big: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    await first_open(big)
+    held = HeldLoad(monkeypatch)
+    app = make_app(big)
+    async with app.run_test(size=(120, 30)) as pilot:
+        preview = app.query_one(TreePreview)
+        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
+        assert app.query(Footer)
+        keys = footer_keys(app)
+        assert keys["context"] is False and keys["usage"] is False and keys["export"] is False
+        assert keys["label"] is False
+        assert keys["search"] is True and keys["app.quit"] is True
+        await pilot.press("c")  # nothing opens
+        await pilot.pause(0.1)
+        assert len(app.screen_stack) == 1
+
+        await pilot.press("slash", *"turn", "enter")
+        await pilot.pause(0.1)
+        assert app.explorer.status_bar.status.matches == WAITS_FOR_TREE
+        assert app.focused is preview, "back from the prompt to the preview, not the hidden tree"
+        await pilot.press("k")
+        assert preview.cursor == app.query_one(LoadingPane).kept.leaf_row - 1
+
+        held.release()
+        await until(pilot, lambda: app.explorer.stree is not None)
+        await pilot.pause(0.1)
+        view = app.query_one(TreeView)
+        assert len(view.matches) > 10  # "turn 1" … "turn 79"
+        assert app.explorer.status_bar.status.matches.startswith("match ")
+        keys = footer_keys(app)
+        assert keys["context"] is True and keys["usage"] is True and keys["export"] is True
+        await pilot.press("c")
+        await until(pilot, lambda: len(app.screen_stack) == 2)
