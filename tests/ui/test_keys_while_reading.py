@@ -1,5 +1,5 @@
 """While a big session's tree is read (its kept first screen shown meanwhile): the keys that need the tree are
-dimmed in the footer and do nothing, a search typed meanwhile says it waits and is applied once the tree is read,
+dimmed in the footer and do nothing (and left out of the palette), a search typed meanwhile says it waits and is applied once the tree is read,
 and the cursor keys keep moving the preview after the prompt."""
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ async def test_tree_keys_wait_and_a_search_typed_meanwhile_applies_once_read(
         await pilot.press("c")  # nothing opens
         await pilot.pause(0.1)
         assert len(app.screen_stack) == 1
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert "Search entries" in titles and "Context view" not in titles and "Export" not in titles
 
         await pilot.press("slash", *"turn", "enter")
         await pilot.pause(0.1)
@@ -59,5 +61,6 @@ async def test_tree_keys_wait_and_a_search_typed_meanwhile_applies_once_read(
         assert app.explorer.status_bar.status.matches.startswith("match ")
         keys = footer_keys(app)
         assert keys["context"] is True and keys["usage"] is True and keys["export"] is True
+        assert {"Context view", "Export"} <= {c.title for c in app.get_system_commands(app.screen)}
         await pilot.press("c")
         await until(pilot, lambda: len(app.screen_stack) == 2)
