@@ -100,6 +100,13 @@ def placed_scrolls(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return placed
 
 
+async def preview_shown(pilot, app: PitreeApp) -> TreePreview:  # type: ignore[no-untyped-def]
+    """The preview, once it is shown and laid out (the tree being read meanwhile)."""
+    preview = app.query_one(TreePreview)
+    await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
+    return preview
+
+
 async def first_open(path: Path, size: tuple[int, int] = (120, 30)) -> list[str]:
     """Open `path` once (which keeps its first screen); the tree view's lines."""
     app = make_app(path)
@@ -119,8 +126,7 @@ async def move_on_the_preview_then_open(path: Path, monkeypatch: pytest.MonkeyPa
     held = HeldLoad(monkeypatch)
     app = make_app(path)
     async with app.run_test(size=(120, 30)) as pilot:
-        preview = app.query_one(TreePreview)
-        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
+        preview = await preview_shown(pilot, app)
         await pilot.press(*keys)
         moved_to, row = preview.cursor_id, preview.cursor_row
         assert moved_to is not None and moved_to != "last"
@@ -142,8 +148,7 @@ async def test_the_second_open_shows_the_first_screen_before_the_tree_is_read(
     held = HeldLoad(monkeypatch)
     app = make_app(big)
     async with app.run_test(size=(120, 30)) as pilot:
-        preview = app.query_one(TreePreview)
-        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
+        preview = await preview_shown(pilot, app)
         await pilot.pause(0.1)
         assert app.explorer.stree is None  # not read yet
         assert lines(preview) == real  # line for line what the tree view showed
@@ -207,8 +212,7 @@ async def test_nothing_raw_from_the_file_reaches_the_kept_screen(big: Path, monk
     held = HeldLoad(monkeypatch)
     app = make_app(big)
     async with app.run_test(size=(120, 30)) as pilot:
-        preview = app.query_one(TreePreview)
-        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
+        preview = await preview_shown(pilot, app)
         for _ in range(10):
             await pilot.press("pageup")
         text = "".join(lines(preview))
@@ -245,8 +249,7 @@ async def test_a_first_open_shows_the_leafs_branch_while_the_tree_is_read(
     app = make_app(big)
     async with app.run_test(size=(120, 30)) as pilot:
         loading = app.query_one(LoadingPane)
-        preview = app.query_one(TreePreview)
-        await until(pilot, lambda: loading.has_class("-preview") and preview.size.height > 0)
+        preview = await preview_shown(pilot, app)
         await pilot.pause(0.1)
         assert app.explorer.stree is None
         branch = loading.kept

@@ -1,6 +1,6 @@
 """While a big session's tree is read (its kept first screen shown meanwhile): the keys that need the tree are
-dimmed in the footer and do nothing (and left out of the palette), a search typed meanwhile says it waits and is applied once the tree is read,
-and the cursor keys keep moving the preview after the prompt."""
+dimmed in the footer and do nothing (and are left out of the palette), a search typed meanwhile says it waits and
+is applied once the tree is read, and the cursor keys keep moving the preview after the prompt."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 from pitree.widgets.explorer_search import WAITS_FOR_TREE
 from pitree.widgets.loading_pane import LoadingPane
-from pitree.widgets.tree_preview import TreePreview
 from pitree.widgets.tree_view import TreeView
 from textual.widgets import Footer
 
 from tests.ui.test_app import until
-from tests.ui.test_first_screen import HeldLoad, big, first_open, make_app  # noqa: F401
+from tests.ui.test_first_screen import HeldLoad, big, first_open, make_app, preview_shown  # noqa: F401
 
 
 def footer_keys(app) -> dict[str, bool]:  # type: ignore[no-untyped-def]
@@ -33,8 +32,7 @@ async def test_tree_keys_wait_and_a_search_typed_meanwhile_applies_once_read(
     held = HeldLoad(monkeypatch)
     app = make_app(big)
     async with app.run_test(size=(120, 30)) as pilot:
-        preview = app.query_one(TreePreview)
-        await until(pilot, lambda: app.query_one(LoadingPane).has_class("-preview") and preview.size.height > 0)
+        preview = await preview_shown(pilot, app)
         assert app.query(Footer)
         keys = footer_keys(app)
         assert keys["context"] is False and keys["usage"] is False and keys["export"] is False
