@@ -47,7 +47,8 @@ def console() -> Any:
 def load(path_s: str) -> tuple[Path, SessionTree]:
     path = Path(path_s).expanduser()
     try:
-        tree, _ = load_session_fast(path, final=True)  # a one-shot read: a last line without "\n" counts
+        # a one-shot read: a last line without "\n" counts; the texts stay on the entries (`SessionBuilder`)
+        tree, _ = load_session_fast(path, final=True, texts_apart=False)
     except SessionFileError as exc:
         raise CliError(str(exc)) from None
     keep_out_of_collections()  # one tree per process: later collections need not walk it

@@ -75,7 +75,7 @@ def problems_list(tree: SessionTree) -> list[dict[str, Any]]:
 
 def _rows(tree: SessionTree, rows: Iterable[Row | RowTuple], active: ActivePath) -> list[dict[str, Any]]:
     """The JSON rows. Inlined (`SessionTree.row_text`, `ActivePath`): this runs once per row of the session."""
-    row_text, on = tree.row_text, active.mask()
+    row_text, on, text_of = tree.row_text, active.mask(), tree.at.texts.get
     last = len(on)
     out = []
     for row in rows:
@@ -83,13 +83,16 @@ def _rows(tree: SessionTree, rows: Iterable[Row | RowTuple], active: ActivePath)
         parent = node.parent
         role = node.role
         idx = node.idx
+        text = node._text  # `Node.text`, inlined
+        if text is None:
+            text = text_of(idx)
         out.append(
             {
                 "id": node.id,
                 "parentId": parent.id if parent is not None else None,
                 "type": node.type,
                 "role": role,
-                "text": row_text(node) if role == "toolResult" else node.text,
+                "text": row_text(node) if role == "toolResult" else text,
                 "depth": row[1],
                 "onActivePath": idx < last and on[idx] == 1,
             }

@@ -154,23 +154,23 @@ def _message(node: Node, msg: Any, is_omp: bool) -> None:
                 node._usage = usage_values(details["usage"])
     elif role == "developer":
         text = _blocks_text(msg.get("content"))
-        node.text = "developer: " + normalize(text[:200])
+        node._text = "developer: " + normalize(text[:200])
         node.est = ceil4(text_image_chars(msg.get("content")))
     elif role == "pythonExecution":
         code = as_str(msg.get("code") if "code" in msg else msg.get("command"))
-        node.text = "[python]: " + normalize(code[:200])
+        node._text = "[python]: " + normalize(code[:200])
         node.est = ceil4(js_len(code) + js_len(as_str(msg.get("output") or "")))
     elif role == "fileMention":
         files = msg.get("files")
         paths = [as_str(f.get("path")) for f in files if isinstance(f, dict)] if isinstance(files, list) else []
-        node.text = "[file mention]: " + normalize(", ".join(paths))
+        node._text = "[file mention]: " + normalize(", ".join(paths))
         node.est = ceil4(
             sum(js_len(as_str(f.get("content") or "")) for f in files if isinstance(f, dict))
             if isinstance(files, list)
             else 0
         )
     elif role == "hookMessage":
-        node.text = f"[hookMessage: {normalize(js_string(msg.get('customType')))}]"
+        node._text = f"[hookMessage: {normalize(js_string(msg.get('customType')))}]"
         node.est = ceil4(text_image_chars(msg.get("content")))
 
 
@@ -196,10 +196,10 @@ def _fill(node: Node, obj: dict[str, Any], etype: Any, is_omp: bool) -> None:
         model, role = obj.get("model"), obj.get("role")
         provider, model_id = split_model(model)
         shown = f"[model: {normalize(js_string(model))}"
-        node.text = shown + (f" ({normalize(js_string(role))})]" if role not in (None, "default") else "]")
+        node._text = shown + (f" ({normalize(js_string(role))})]" if role not in (None, "default") else "]")
         node.meta = {"provider": provider, "modelId": model_id, "model": model, "role": role}
     elif etype == "thinking_level_change" and is_omp and obj.get("thinkingLevel") is None:
-        node.text = "[thinking: off]"
+        node._text = "[thinking: off]"
     elif etype == "custom_message" and is_omp:
         node.meta = {"customType": obj.get("customType")}
     elif etype == "compaction" and is_omp and node.meta is not None:
@@ -217,29 +217,29 @@ def _fill(node: Node, obj: dict[str, Any], etype: Any, is_omp: bool) -> None:
         kind = details.get("kind") if isinstance(details, dict) else None
         if kind is not None:  # omp's durable marker (e.g. a discarded entry), not a summary
             target = details.get("discardedEntryId") if isinstance(details, dict) else None
-            node.text = (
+            node._text = (
                 _row("branch marker", kind) if target is None else _row(f"branch marker {js_string(kind)}", target)
             )
     elif etype == "model_usage":
-        node.text = _row("model usage", obj.get("purpose"))
+        node._text = _row("model usage", obj.get("purpose"))
         node.model = shared_model(obj.get("provider"), obj.get("model"))
         node._usage = usage_values(obj.get("usage"))
     elif etype == "title_change":
-        node.text = _row("title", obj.get("title"))
+        node._text = _row("title", obj.get("title"))
         node.meta = {"title": obj.get("title")}
     elif etype == "service_tier_change":
-        node.text = _row("service tier", obj.get("serviceTier"))
+        node._text = _row("service tier", obj.get("serviceTier"))
     elif etype == "ttsr_injection":
         rules = obj.get("injectedRules")
-        node.text = _row("ttsr", ", ".join(map(as_str, rules)) if isinstance(rules, list) else rules)
+        node._text = _row("ttsr", ", ".join(map(as_str, rules)) if isinstance(rules, list) else rules)
     elif etype == "session_init":
-        node.text = _row("session init", obj.get("agent") or obj.get("task"))
+        node._text = _row("session init", obj.get("agent") or obj.get("task"))
     elif etype == "mode_change":
-        node.text = _row("mode", obj.get("mode"))
+        node._text = _row("mode", obj.get("mode"))
     elif etype == "credential_pin":
-        node.text = _row("credential pin", obj.get("provider"))
+        node._text = _row("credential pin", obj.get("provider"))
     elif etype == "reset_boundary":
-        node.text = "[reset boundary]"
+        node._text = "[reset boundary]"
 
 
 def is_truncated(value: Any) -> bool:

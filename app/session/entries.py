@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 # re-exported for their older importers
 from pitree.session.estimate import estimate_message_tokens as estimate_message_tokens
 from pitree.session.estimate import js_len as js_len
+from pitree.session.row_texts import RowTexts
 
 # flag bits
 HIDDEN_TOOL_ONLY = 1  # assistant turn with no text that is neither errored nor aborted (Pi hides it)
@@ -34,19 +35,22 @@ SETTINGS_TYPES = frozenset(
 )
 
 
-class Positions:
-    """Where the entries of one tree are in its file and when they were written, by `Node.idx`: line number,
-    byte offset and byte length in three int arrays, the timestamp (ms since the epoch, nan when missing or
-    unparseable) in a float one: arrays, because as attributes of each `Node` (the raw timestamp string above
-    all) they cost several times as much."""
+class Columns:
+    """What a tree keeps of its entries by `Node.idx` instead of on each `Node`, where as attributes they cost
+    several times as much: where each is in the file (line number, byte offset and byte length in three int
+    arrays), when it was written (ms since the epoch, nan when missing or unparseable, in a float one), its row
+    text (`texts`). `call_texts` holds Pi's formatted text of every tool call, by the number `Node.calls` gives it.
+    """
 
-    __slots__ = ("line", "offset", "length", "ts")
+    __slots__ = ("line", "offset", "length", "ts", "texts", "call_texts")
 
     def __init__(self) -> None:
         self.line = array("q")
         self.offset = array("q")
         self.length = array("q")
         self.ts = array("d")
+        self.texts = RowTexts()
+        self.call_texts = RowTexts()
 
     def put(self, idx: int, line: int, offset: int, length: int, ts: float) -> None:
         if idx != len(self.line):
@@ -58,7 +62,7 @@ class Positions:
 
     def cut(self, idx: int) -> None:
         """Make entry `idx` the next one to be put (drops what is at and after it, pads before: zeros, and
-        nan timestamps)."""
+        nan timestamps). The texts are cut as the next ones are put (`RowTexts.put`)."""
         for column in (self.line, self.offset, self.length):
             del column[idx:]
             if len(column) < idx:
@@ -67,8 +71,34 @@ class Positions:
         if len(self.ts) < idx:
             self.ts.extend(array("d", [math.nan]) * (idx - len(self.ts)))
 
+    def take_texts(self, nodes: list[Node]) -> None:
+        """Keep the row texts and the tool calls' texts of `nodes` (consecutive, placed in these columns from
+        `nodes[0].idx` on) here, and no longer on the nodes; their calls become (number of the first call's text
+        in `call_texts`, id, id, ...)."""
+        if not nodes:
+            return
+        self.texts.extend(nodes[0].idx, [node._text for node in nodes])  # type: ignore[misc]  # new: not None
+        call_texts: list[str] = []
+        first = number = len(self.call_texts)
+        for node in nodes:
+            node._text = None
+            calls = node._calls
+            if calls:
+                if len(calls) == 1:  # most turns
+                    pair = calls[0]
+                    node._calls = (number, pair[0])
+                    call_texts.append(pair[1])
+                    number += 1
+                else:
+                    node._calls = (number, *[pair[0] for pair in calls])
+                    call_texts.extend([pair[1] for pair in calls])
+                    number += len(calls)
+        self.call_texts.extend(first, call_texts)
 
-_NOWHERE = Positions()  # a Node not yet placed: reading its position fails with an IndexError
+
+Positions = Columns  # its name for its older importers, from before it held the texts
+
+_NOWHERE = Columns()  # a Node not yet placed: reading its position fails with an IndexError
 
 
 class Node:
@@ -81,13 +111,13 @@ class Node:
         "_at",
         "type",
         "role",
-        "text",
+        "_text",
         "flags",
         "est",
         "_usage",
         "model",
         "meta",
-        "calls",
+        "_calls",
         "call_id",
         "children",
         "parent",
@@ -97,24 +127,78 @@ class Node:
         self.id: str = ""
         self.parent_id: str | None = None
         self.idx = 0  # position among entries in file order (header excluded)
-        # where the entry is in the file (`line`, `offset`, `length`): its tree's `Positions`, at `idx`
-        self._at: Positions = _NOWHERE
+        # where the entry is in the file (`line`, `offset`, `length`): its tree's `Columns`, at `idx`
+        self._at: Columns = _NOWHERE
         self.type: str = ""
         self.role: str | None = None
-        self.text = ""  # Pi's row text (tool results are resolved by the tree)
+        self._text: str | None = ""  # the row text until the tree takes it in (`text`)
         self.flags = 0
         self.est = 0  # Pi's chars/4 estimate of what this entry contributes to the context
         self._usage: bytes | None = None  # `pack_usage` of the usage the entry carries (see `usage`)
         self.model: tuple[Any, Any] | None = None  # (provider, model) of an assistant message, raw
         self.meta: dict[str, Any] | None = None  # what a few entry types add (see `fill_node`); None for most
-        # An assistant turn's tool calls, ((toolCall id, Pi's formatted call), ...); None without any.
-        self.calls: tuple[tuple[Any, str], ...] | None = None
+        # the tool calls (`calls`): their pairs until the tree takes them in, then (number of the first call's
+        # text in `Columns.call_texts`, toolCall id, toolCall id, ...)
+        self._calls: tuple[Any, ...] | None = None
         self.call_id: Any = None  # a tool result's toolCallId (raw JSON value); the tree shares the call's string
         self.children: list[Node] = []
         self.parent: Node | None = None
 
     def __repr__(self) -> str:
         return f"Node({self.id!r}, {self.type}{'/' + self.role if self.role else ''}, line {self.line})"
+
+    @property
+    def text(self) -> str:
+        """Pi's row text (a tool result's is resolved by the tree: `SessionTree.row_text`). Once the entry is
+        in a tree, the tree keeps it (`Columns.texts`), not the entry."""
+        text = self._text
+        return text if text is not None else self._at.texts.get(self.idx)
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text = value
+
+    @property
+    def calls(self) -> tuple[tuple[Any, str], ...] | None:
+        """An assistant turn's tool calls, ((toolCall id, Pi's formatted call), ...); None without any."""
+        calls = self._calls
+        if not calls or type(calls[0]) is not int:
+            return calls
+        first = calls[0]
+        return tuple(zip(calls[1:], self._at.call_texts.range(first, first + len(calls) - 1), strict=True))
+
+    @calls.setter
+    def calls(self, value: tuple[tuple[Any, str], ...] | None) -> None:
+        self._calls = value
+
+    def call_text(self, call_id: Any) -> str | None:
+        """Pi's formatted text of this turn's call with this id (the last such call), None without one."""
+        calls = self._calls
+        if not calls:
+            return None
+        first = calls[0]
+        if type(first) is not int:  # (id, text) pairs
+            if len(calls) == 1:  # most turns
+                return first[1] if first[0] == call_id else None
+            for cid, text in reversed(calls):
+                if cid == call_id:
+                    return text
+            return None
+        k = len(calls) - 1
+        while k:
+            if calls[k] == call_id:
+                return self._at.call_texts.get(first + k - 1)
+            k -= 1
+        return None
+
+    def call_ids(self) -> tuple[Any, ...]:
+        """The toolCall ids of `calls`, in order (each as the JSON has it: not always a string)."""
+        calls = self._calls
+        if not calls:
+            return ()
+        if type(calls[0]) is int:
+            return calls[1:]
+        return (calls[0][0],) if len(calls) == 1 else tuple([pair[0] for pair in calls])
 
     @property
     def line(self) -> int:
@@ -220,7 +304,7 @@ def shared_model(provider: Any, model: Any) -> tuple[Any, Any]:
 
 def parse_timestamp(value: Any) -> float:
     """JavaScript's `new Date(value).getTime()` for the values Pi writes; nan when it would be NaN.
-    Every entry's is parsed as it loads (`Positions.ts`): the string case, Pi's, comes first."""
+    Every entry's is parsed as it loads (`Columns.ts`): the string case, Pi's, comes first."""
     if type(value) is str:
         if not value:
             return math.nan

@@ -118,13 +118,13 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
     stop = msg.get("stopReason")
     error_message = msg.get("errorMessage")
     if text:
-        node.text = "assistant: " + text
+        node._text = "assistant: " + text
     elif stop == "aborted":
-        node.text = "assistant: (aborted)"
+        node._text = "assistant: (aborted)"
     elif error_message:
-        node.text = "assistant: " + normalize(as_str(error_message))[:80]
+        node._text = "assistant: " + normalize(as_str(error_message))[:80]
     else:
-        node.text = "assistant: (no content)"
+        node._text = "assistant: (no content)"
     if not has_text and not (stop and stop not in ("stop", "toolUse")):
         node.flags |= HIDDEN_TOOL_ONLY
     if stop == "error" or error_message:
@@ -136,7 +136,7 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
         node.model = shared_model(provider, model)
     node._usage = usage_values(msg.get("usage"))
     if calls:
-        node.calls = tuple(calls)
+        node._calls = tuple(calls)
     response = msg.get("responseModel")
     if response is not None:  # Pi 1.x: the usage breakdown keys the reply by `responseModel ?? model`
         node.meta = {"responseModel": response}
@@ -146,7 +146,7 @@ def _user(node: Node, msg: dict[str, Any]) -> None:
     content = msg.get("content")
     if type(content) is str:
         node.est = -(-(len(content) if content.isascii() else js_len(content)) // 4)
-        node.text = "user: " + normalize(content[:ROW_TEXT_MAX])
+        node._text = "user: " + normalize(content[:ROW_TEXT_MAX])
         return
     chars = 0
     text = ""
@@ -163,13 +163,13 @@ def _user(node: Node, msg: dict[str, Any]) -> None:
             elif btype == "image":
                 chars += IMAGE_CHARS  # Pi 1.x counts a user's images too (0.73 did not)
     node.est = -(-chars // 4)
-    node.text = "user: " + normalize(text[:ROW_TEXT_MAX])
+    node._text = "user: " + normalize(text[:ROW_TEXT_MAX])
 
 
 def _message(node: Node, msg: Any) -> None:
     if not isinstance(msg, dict):
         node.role = None
-        node.text = f"[message: {type(msg).__name__ if msg is not None else 'missing'}]"
+        node._text = f"[message: {type(msg).__name__ if msg is not None else 'missing'}]"
         return
     role = msg.get("role")
     node.role = _intern(role) if isinstance(role, str) else js_string(role)
@@ -183,23 +183,23 @@ def _message(node: Node, msg: Any) -> None:
     if role == "toolResult":
         node.call_id = msg.get("toolCallId")
         # Pi shows the formatted call instead once the tree knows it (its toolCallMap); one copy per tool name.
-        node.text = _intern(f"[{js_string(msg.get('toolName') or 'tool')}]")
+        node._text = _intern(f"[{js_string(msg.get('toolName') or 'tool')}]")
         if msg.get("isError") is True:
             node.flags |= IS_ERROR
         if msg.get("usage"):  # Pi 1.x: what a tool's own model calls cost (counted in the totals)
             node._usage = usage_values(msg.get("usage"))
     elif role == "system":
-        node.text = "[system]"
+        node._text = "[system]"
         node.meta = {"system": system_facts(msg)}
     elif role == "bashExecution":
-        node.text = "[bash]: " + normalize(as_str(msg.get("command")))
+        node._text = "[bash]: " + normalize(as_str(msg.get("command")))
         code = msg.get("exitCode")
         if isinstance(code, int | float) and code != 0:
             node.flags |= IS_ERROR
         if msg.get("excludeFromContext"):
             node.meta = {"excludeFromContext": True}
     else:
-        node.text = f"[{node.role}]"
+        node._text = f"[{node.role}]"
 
 
 def _compaction(node: Node, obj: dict[str, Any]) -> None:
@@ -207,9 +207,9 @@ def _compaction(node: Node, obj: dict[str, Any]) -> None:
     summary = as_str(obj.get("summary"))
     if isinstance(before, int | float) and not isinstance(before, bool):
         rounded = math.floor(before / 1000 + 0.5) if math.isfinite(before) else before  # Math.round
-        node.text = f"[compaction: {js_string(rounded)}k tokens]"
+        node._text = f"[compaction: {js_string(rounded)}k tokens]"
     else:
-        node.text = f"[compaction: {js_string(before)} tokens]"
+        node._text = f"[compaction: {js_string(before)} tokens]"
     node.est = -(-js_len(summary) // 4)
     node.meta = meta = {
         "tokensBefore": before,
@@ -238,7 +238,7 @@ def _context_edit(node: Node, obj: dict[str, Any]) -> None:
     target = obj.get("targetId")
     omit = "replacement" in obj and obj["replacement"] is None
     shown = js_string(target) if "targetId" in obj else "undefined"
-    node.text = f"[context {'omit' if omit else 'replace'}: {normalize(shown)}]"
+    node._text = f"[context {'omit' if omit else 'replace'}: {normalize(shown)}]"
     replacement = obj.get("replacement")
     content = replacement.get("content") if isinstance(replacement, dict) else None
     node.meta = {
@@ -258,7 +258,7 @@ def fill_node(node: Node, obj: dict[str, Any]) -> None:
         _compaction(node, obj)
     elif etype == "branch_summary":
         summary = as_str(obj.get("summary"))
-        node.text = "[branch summary]: " + normalize(summary)  # Pi shows it whole (cut only by the width)
+        node._text = "[branch summary]: " + normalize(summary)  # Pi shows it whole (cut only by the width)
         node.est = -(-js_len(summary) // 4) if obj.get("summary") else 0
         node.meta = {"fromId": obj.get("fromId"), "summary": summary, "hasSummary": bool(obj.get("summary"))}
         if obj.get("fromHook"):
@@ -268,34 +268,34 @@ def fill_node(node: Node, obj: dict[str, Any]) -> None:
     elif etype == "custom_message":
         content = obj.get("content")
         text = content if isinstance(content, str) else extract_content(content, max_len=10**9)
-        node.text = f"[{js_string(obj.get('customType'))}]: " + normalize(text)  # whole, as Pi shows it
+        node._text = f"[{js_string(obj.get('customType'))}]: " + normalize(text)  # whole, as Pi shows it
         node.est = estimate_message_tokens("custom", {"content": content})
     elif etype == "model_change":
-        node.text = f"[model: {js_string(obj.get('modelId'))}]"
+        node._text = f"[model: {js_string(obj.get('modelId'))}]"
         node.meta = {"provider": obj.get("provider"), "modelId": obj.get("modelId")}
     elif etype == "thinking_level_change":
-        node.text = f"[thinking: {js_string(obj.get('thinkingLevel'))}]"
+        node._text = f"[thinking: {js_string(obj.get('thinkingLevel'))}]"
         node.meta = {"thinkingLevel": obj.get("thinkingLevel")}
     elif etype == "custom":
-        node.text = f"[custom: {js_string(obj.get('customType'))}]"
+        node._text = f"[custom: {js_string(obj.get('customType'))}]"
         node.meta = {"customType": obj.get("customType")}
     elif etype == "label":
         label = obj.get("label")
-        node.text = f"[label: {js_string(label) if label is not None else '(cleared)'}]"
+        node._text = f"[label: {js_string(label) if label is not None else '(cleared)'}]"
         # the raw timestamp too: an export writes the label again as Pi stored it
         node.meta = {"targetId": obj.get("targetId"), "label": label, "timestamp": obj.get("timestamp")}
     elif etype == "session_info":
         name = obj.get("name")
-        node.text = f"[title: {normalize(js_string(name)) if name else 'empty'}]"  # Pi 1.6's row
+        node._text = f"[title: {normalize(js_string(name)) if name else 'empty'}]"  # Pi 1.6's row
         node.meta = {"name": name}
     elif etype == "context_edit":
         _context_edit(node, obj)
     elif etype == "usage":
         # Pi 1.x: usage that no message carries (e.g. `cache_warm`); always hidden in the tree, counted in totals
-        node.text = f"[usage: {normalize(js_string(obj.get('kind')))}]"
+        node._text = f"[usage: {normalize(js_string(obj.get('kind')))}]"
         provider, model = obj.get("provider"), obj.get("model")
         node.model = shared_model(provider, model)
         node._usage = usage_values(obj.get("usage"))
         node.flags |= ALWAYS_HIDDEN
     else:
-        node.text = f"[{node.type or 'unknown type'}]"
+        node._text = f"[{node.type or 'unknown type'}]"

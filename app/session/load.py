@@ -21,6 +21,7 @@ from pitree.session.entries import (
 )
 from pitree.session.fill import fill_node
 from pitree.session.gcpause import BIG, gc_paused
+from pitree.session.node_rows import node_rows
 from pitree.session.parse import BOM, iter_lines
 from pitree.session.tree import Problem, SessionTree, Skipped
 
@@ -57,10 +58,15 @@ def stable_id(session_id: str, ordinal: int, taken: set[str]) -> str:
 
 
 class SessionBuilder:
-    """Feeds parsed lines into a `SessionTree`, applying Pi's v1/v2 migrations in memory."""
+    """Feeds parsed lines into a `SessionTree`, applying Pi's v1/v2 migrations in memory.
 
-    def __init__(self) -> None:
+    `texts_apart`: the tree keeps its entries' texts in its columns (`Columns.texts`, out of memory when big)
+    rather than on each entry. A tree that stays open (the explorer, the live tail) wants that; a one-shot
+    command that reads every text once and exits is faster with them on the entries."""
+
+    def __init__(self, texts_apart: bool = True) -> None:
         self.tree = SessionTree()
+        self.texts_apart = texts_apart
         self.size = 0  # bytes consumed so far (offset of the next line)
         self.next_line = 1
         self._seen_header = False
@@ -116,8 +122,9 @@ class SessionBuilder:
             tree.finish_orphans()
         return added
 
-    def _parse(self, data: bytes, final: bool) -> list[Node]:
-        """Nodes for the entry lines of `data` (skips and notes go to the tree); the tree is not linked."""
+    def _parse(self, data: bytes, final: bool, sent: bool = False) -> list[Node]:
+        """Nodes for the entry lines of `data` (skips and notes go to the tree); the tree is not linked. Their
+        texts go to the tree's columns, unless the nodes are only `sent` as rows (`parse_segment`)."""
         tree = self.tree
         if self.size == 0 and data.startswith(BOM):
             tree.problems.append(Problem(1, "file starts with a UTF-8 byte-order mark (Pi cannot read this header)"))
@@ -148,6 +155,8 @@ class SessionBuilder:
             node = self._make_node(obj, base_idx + len(new), line, offset, length)
             new.append(node)
         self.size += self._end_of(data, final)
+        if self.texts_apart and not sent:
+            tree.at.take_texts(new)
         return new
 
     def restore_header(self, header: dict[str, Any] | None, version: float) -> None:
@@ -163,7 +172,7 @@ class SessionBuilder:
 
     def continuation(self, offset: int) -> SessionBuilder:
         """A builder for the lines from `offset` on (line numbers relative, from 1), same version rules."""
-        other = SessionBuilder()
+        other = SessionBuilder(self.texts_apart)
         other.tree.header, other.tree.version = self.tree.header, self.tree.version
         other.tree.dialect = self.tree.dialect
         other._seen_header = True
@@ -176,7 +185,7 @@ class SessionBuilder:
 
         The child that parses a big file's back half calls it once per chunk, each on a fresh `continuation`,
         and sends the rows with `segment_tail` as one frame: no process holds the half's rows at once."""
-        return node_rows(self._parse(data, final=False))
+        return node_rows(self._parse(data, final=False, sent=True))
 
     def segment_tail(self, start: int) -> tuple[list[tuple[int, str]], list[tuple[int, str]], int, int]:
         """(skips, notes, lines, bytes) since this builder started at byte `start`, for `adopt_segment`."""
@@ -232,15 +241,16 @@ class SessionBuilder:
                 etype,
                 role,
                 _,
-                node.text,
+                text,
                 node.flags,
                 node.est,
                 node._usage,  # `pack_usage` bytes or None, as marshal keeps them
                 model,
                 node.meta,
-                node.calls,
+                calls,
                 node.call_id,
             ) = r
+            node._text, node._calls = text, calls
             # The shared copies, looked up directly: most entries repeat a type, role and model seen before.
             node.type = known.get(etype) or intern(etype)
             node.role = None if role is None else known.get(role) or intern(role)
@@ -258,6 +268,8 @@ class SessionBuilder:
             node.children = []
             node.parent = None
             nodes.append(node)
+        if self.texts_apart:
+            at.take_texts(nodes)
         tree.skipped.extend(Skipped(line + shift, reason) for line, reason in skipped)
         tree.problems.extend(Problem(line + shift, _shifted(message, line, shift)) for line, message in problems)
         self.next_line += lines
@@ -326,31 +338,6 @@ class SessionBuilder:
             else:
                 still.append((node, index))
         self._pending_first_kept = still
-
-
-def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
-    """Nodes as plain tuples (marshal-able), in the field order `SessionBuilder.adopt_segment` reads back."""
-    return [
-        (
-            n.id,
-            n.parent_id,
-            n.line,
-            n.offset,
-            n.length,
-            n.type,
-            n.role,
-            n.ts,
-            n.text,
-            n.flags,
-            n.est,
-            n._usage,
-            n.model,
-            n.meta,
-            n.calls,
-            n.call_id,
-        )
-        for n in nodes
-    ]
 
 
 def _line_id(line: int) -> str:

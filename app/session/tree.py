@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitree.session.dialect_omp import OMP, session_name
-from pitree.session.entries import Node, Positions
+from pitree.session.entries import Columns, Node
 from pitree.session.search_index import SearchIndex, entry_text
 
 
@@ -37,6 +37,11 @@ class Skipped:
     reason: str
 
 
+def _same(values: Iterable[Any], value: Any) -> Any:
+    """The item of `values` equal to `value` (that very object), else `value`."""
+    return next((v for v in values if v == value), value)
+
+
 def _sort_key(node: Node) -> tuple[float, int]:
     ts = node.ts
     return (math.inf if ts != ts else ts, node.idx)
@@ -49,7 +54,7 @@ class SessionTree:
     header: dict[str, Any] | None = None
     version: float = 3
     nodes: list[Node] = field(default_factory=list)  # every entry line in file order (duplicates included)
-    at: Positions = field(default_factory=Positions)  # where each of `nodes` is in the file, by `Node.idx`
+    at: Columns = field(default_factory=Columns)  # where each of `nodes` is in the file, its text..., by `Node.idx`
     by_id: dict[str, Node] = field(default_factory=dict)
     roots: list[Node] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
@@ -60,8 +65,9 @@ class SessionTree:
     title_changed: str | None = None  # oh-my-pi: the latest title_change's title (its name without slot or header)
     skipped: list[Skipped] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    # toolCall id -> the (id, Pi's formatted call text) pair of the assistant turn that made the call
-    calls: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # toolCall id -> the call (the last one read, as Pi's map keeps it): its (id, text) pair when the texts are
+    # on the entries, else the assistant turn that made it (`Node.call_text`)
+    calls: dict[str, tuple[str, str] | Node] = field(default_factory=dict)
     _waiting: dict[str, list[Node]] = field(default_factory=dict)  # missing parent id -> orphans
     _dropped: set[int] = field(default_factory=set)  # idx of duplicate losers
     _orphans_reported: set[int] = field(default_factory=set)
@@ -168,8 +174,10 @@ class SessionTree:
 
     def call_text(self, call_id: Any) -> str | None:
         """Pi's formatted text of the tool call with this id, when an assistant turn made it."""
-        pair = self.calls.get(call_id) if isinstance(call_id, str) else None  # any JSON value can be there
-        return pair[1] if pair is not None else None
+        known = self.calls.get(call_id) if isinstance(call_id, str) else None  # any JSON value can be there
+        if known is None:
+            return None
+        return known[1] if isinstance(known, tuple) else known.call_text(call_id)
 
     def row_text(self, node: Node) -> str:
         """Pi's row text; a tool result shows the call it answers when that call is known."""
@@ -225,15 +233,25 @@ class SessionTree:
                 orphans = waiting.pop(nid, None)
                 if orphans:
                     self._adopt(node, orphans)
-            calls = node.calls
-            if calls is not None:
-                for pair in calls:
-                    if isinstance(pair[0], str):
-                        tool_calls[pair[0]] = pair
+            calls = node._calls
+            if calls:
+                if type(calls[0]) is int:  # numbered: the texts are in `at.call_texts`
+                    for call_id in calls[1:]:
+                        if isinstance(call_id, str):
+                            tool_calls[call_id] = node
+                else:
+                    for pair in calls:
+                        if isinstance(pair[0], str):
+                            tool_calls[pair[0]] = pair
             elif node.call_id is not None:
-                known = tool_calls.get(node.call_id) if isinstance(node.call_id, str) else None
-                if known is not None:
-                    node.call_id = known[0]  # one copy of the id string, the call's
+                call_id = node.call_id
+                known = tool_calls.get(call_id) if isinstance(call_id, str) else None
+                if known is not None:  # one copy of the id string, the call's
+                    if isinstance(known, tuple):
+                        node.call_id = known[0]
+                    else:
+                        ids: tuple[Any, ...] = known._calls or ()
+                        node.call_id = ids[1] if len(ids) == 2 and ids[1] == call_id else _same(ids[1:], call_id)
             meta = node.meta
             if meta is not None:
                 if node.type == "label":

@@ -153,10 +153,11 @@ def load_session_progressive(
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     chunk_size: int = CHUNK,
+    texts_apart: bool = True,
 ) -> tuple[SessionTree, SessionBuilder]:
     """Load in chunks of complete lines, reporting (bytes done, total) and stopping when `cancelled()`."""
     st = check_readable(path)
-    builder = SessionBuilder()
+    builder = SessionBuilder(texts_apart)
     _feed_lines(path, builder, None, progress, cancelled, st.st_size, chunk_size)
     builder.tree.finish_orphans()
     _note_blobs(path, builder.tree)
@@ -169,6 +170,7 @@ def load_session_fast(
     cancelled: Callable[[], bool] | None = None,
     save_cache: bool = True,
     final: bool = False,
+    texts_apart: bool = True,
 ) -> tuple[SessionTree, SessionBuilder]:
     """Like `load_session_progressive`, but a big file's back part is parsed by a forked child process
     (`parse_child`), which `parse_child.fork_early` may have started already.
@@ -179,12 +181,13 @@ def load_session_fast(
     v1 files (ids depend on every earlier line) and small files load in one process; so does anything when
     fork is unavailable or the child fails. A tree cached by an earlier load of the same file (`tree_cache`)
     is used first: only lines added since are parsed. Lines written after an early child was forked are
-    left for the tailer (or, with `final`, read here).
+    left for the tailer (or, with `final`, read here). `texts_apart`: see `SessionBuilder` (an early child
+    keeps them apart: it is forked for the explorer).
     """
     st = check_readable(path)
     # One pause over every phase (see `LoadPause`): the explorer holds its own on top until its first screen.
     with gc_paused(big=st.st_size > BIG):
-        return _load_fast(path, st, progress, cancelled, save_cache, final)
+        return _load_fast(path, st, progress, cancelled, save_cache, final, texts_apart)
 
 
 def _load_fast(
@@ -194,10 +197,11 @@ def _load_fast(
     cancelled: Callable[[], bool] | None,
     save_cache: bool,
     final: bool,
+    texts_apart: bool,
 ) -> tuple[SessionTree, SessionBuilder]:
     size = st.st_size
     early = parse_child.take_early(path, st)
-    cached = tree_cache.load_cached(path, progress)
+    cached = tree_cache.load_cached(path, progress, texts_apart)
     if cached is not None:  # only what was appended since needs parsing
         if early is not None:
             early.kill()
@@ -208,7 +212,7 @@ def _load_fast(
             size = early.size
         cache = tree_cache.CacheWriter.open(path, size) if save_cache else None
         try:
-            tree, builder = _load_uncached(path, size, progress, cancelled, cache, early)
+            tree, builder = _load_uncached(path, size, progress, cancelled, cache, early, texts_apart)
             if cache is not None:
                 if not cache.segments and cache.wants(tree, builder):
                     cache.add(tree_cache.segment(builder))
@@ -260,6 +264,7 @@ def _load_uncached(
     cancelled: Callable[[], bool] | None,
     cache: CacheWriter | None = None,
     child: parse_child.Child | None = None,
+    texts_apart: bool = True,
 ) -> tuple[SessionTree, SessionBuilder]:
     """The tree and its builder, the back part parsed by `child` (forked here when None and the file is big).
     A parallel load also writes `cache`'s segments as it goes: the front part's rows once they are in, then
@@ -274,8 +279,9 @@ def _load_uncached(
         except OSError as exc:
             raise SessionFileError(f"{path}: {exc.strerror or exc}") from None
         if child is None:
-            return load_session_progressive(path, progress, cancelled)
+            return load_session_progressive(path, progress, cancelled, texts_apart=texts_apart)
     builder, split = child.builder, child.split
+    builder.texts_apart = texts_apart  # it has read the header only: no entry has its texts yet
     report = progress
 
     def both(front: int, _total: int) -> None:
@@ -308,7 +314,7 @@ def _load_uncached(
         child.kill()
         if cache is not None:
             cache.clear()
-        return load_session_progressive(path, report, cancelled)
+        return load_session_progressive(path, report, cancelled, texts_apart=builder.texts_apart)
     if report is not None:
         report(size, size)
     builder.tree.finish_orphans()

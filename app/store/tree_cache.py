@@ -20,7 +20,8 @@ from typing import Any
 from pitree.session.dialect_omp import SLOT_BYTES as SLOT
 from pitree.session.dialect_omp import title_slot_of
 from pitree.session.gcpause import BIG, gc_paused
-from pitree.session.load import SessionBuilder, node_rows
+from pitree.session.load import SessionBuilder
+from pitree.session.node_rows import node_rows
 from pitree.session.tree import SessionTree
 
 FORMAT = 9  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`);
@@ -70,9 +71,11 @@ def has_cache(path: Path) -> bool:
     return target is not None and target.is_file()
 
 
-def load_cached(path: Path, progress: Callable[[int, int], None] | None = None) -> SessionBuilder | None:
+def load_cached(
+    path: Path, progress: Callable[[int, int], None] | None = None, texts_apart: bool = True
+) -> SessionBuilder | None:
     """A builder holding the cached tree of `path`'s first N bytes (the caller feeds the rest), or None;
-    `progress(bytes of the file covered so far, file size)` after each segment."""
+    `progress(bytes of the file covered so far, file size)` after each segment; `texts_apart`: `SessionBuilder`'s."""
     target = _cache_file(path)
     if target is None:
         return None
@@ -99,7 +102,7 @@ def load_cached(path: Path, progress: Callable[[int, int], None] | None = None) 
             with open(path, "rb") as fh:
                 if fingerprint(fh, size) != sample:
                     return None
-            builder = SessionBuilder()
+            builder = SessionBuilder(texts_apart)
             with open(path, "rb") as fh:
                 slot = title_slot_of(fh.read(SLOT))  # oh-my-pi's title slot is not in the cache: it changes in place
             if slot is not None:
