@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Sequence
 from datetime import datetime
 from marshal import dumps as _marshal_dumps
 from marshal import loads as _marshal_loads
@@ -119,7 +120,7 @@ class Node:
         "meta",
         "_calls",
         "call_id",
-        "children",
+        "_kids",
         "parent",
     )
 
@@ -141,11 +142,21 @@ class Node:
         # text in `Columns.call_texts`, toolCall id, toolCall id, ...)
         self._calls: tuple[Any, ...] | None = None
         self.call_id: Any = None  # a tool result's toolCallId (raw JSON value); the tree shares the call's string
-        self.children: list[Node] = []
+        # the children (`children`): None, the one child itself (most entries have one), or a list of two or more
+        self._kids: Node | list[Node] | None = None
         self.parent: Node | None = None
 
     def __repr__(self) -> str:
         return f"Node({self.id!r}, {self.type}{'/' + self.role if self.role else ''}, line {self.line})"
+
+    @property
+    def children(self) -> Sequence[Node]:
+        """The entry's children in the tree, in Pi's order (by timestamp, ties in file order). Read only: the
+        tree links them (`SessionTree._insert_child`)."""
+        kids = self._kids
+        if kids is None:
+            return ()
+        return kids if type(kids) is list else (kids,)  # type: ignore[return-value]
 
     @property
     def text(self) -> str:

@@ -254,11 +254,11 @@ def _shown_forest(
                     else:
                         vis_children[anc] = [had, node]
                 anc = node
-            children = node.children
-            if not children:
+            children = node._kids  # `Node.children`, inlined: this runs for every entry
+            if children is None:
                 break
-            if len(children) == 1:
-                node = children[0]
+            if type(children) is not list:
+                node = children
                 continue
             for child in reversed(_active_first(children, active)):
                 push((child, anc))

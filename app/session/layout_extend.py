@@ -26,7 +26,7 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
         return False  # a duplicate id replaced an entry: it may have had a row
     prev = layout.leaf
     for node in added:
-        if node.parent is not prev or prev.children != [node] or tree.is_dropped(node):
+        if node.parent is not prev or prev._kids is not node or tree.is_dropped(node):
             return False
         if layout.mode == "labeled-only" and node.type == "label":
             return False

@@ -265,7 +265,7 @@ class SessionBuilder:
                 node.id = _line_id(line + shift)  # named in a segment whose lines counted from 1
             node.idx = idx
             node._at = at
-            node.children = []
+            node._kids = None
             node.parent = None
             nodes.append(node)
         if self.texts_apart:

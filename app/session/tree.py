@@ -42,6 +42,16 @@ def _same(values: Iterable[Any], value: Any) -> Any:
     return next((v for v in values if v == value), value)
 
 
+def _remove_child(parent: Node, child: Node) -> None:
+    kids = parent._kids
+    if kids is child:
+        parent._kids = None
+    elif type(kids) is list:
+        kids.remove(child)
+        if len(kids) == 1:
+            parent._kids = kids[0]
+
+
 def _sort_key(node: Node) -> tuple[float, int]:
     ts = node.ts
     return (math.inf if ts != ts else ts, node.idx)
@@ -223,10 +233,10 @@ class SessionTree:
             pid = node.parent_id
             parent = by_id.get(pid) if pid is not None else None
             # `_link`'s commonest case inline (an only child of a known parent): it is most entries of a session
-            if parent is not None and pid != nid and not parent.children:
+            if parent is not None and pid != nid and parent._kids is None:
                 node.parent = parent
                 node.parent_id = parent.id  # the same string object as the parent's id: one copy in memory
-                parent.children = [node]
+                parent._kids = node
             else:
                 self._link(node)
             if waiting:
@@ -312,10 +322,12 @@ class SessionTree:
         self._insert_child(parent, node)
 
     def _insert_child(self, parent: Node, node: Node) -> None:
-        children = parent.children
-        if not children:
-            parent.children = [node]
+        children = parent._kids
+        if children is None:
+            parent._kids = node
             return
+        if type(children) is not list:
+            children = parent._kids = [children]  # type: ignore[list-item]
         key = _sort_key(node)
         if key >= _sort_key(children[-1]):
             children.append(node)
@@ -343,7 +355,7 @@ class SessionTree:
         self.problems.append(Problem(new.line, f"duplicate id {new.id} (also on line {old.line}): the later line wins"))
         self._dropped.add(old.idx)
         if old.parent is not None:
-            old.parent.children.remove(old)
+            _remove_child(old.parent, old)
         elif old in self.roots:
             self.roots.remove(old)
         else:
@@ -352,11 +364,12 @@ class SessionTree:
                     orphans.remove(old)
         # Children of the old entry name the id, which now means the new entry.
         if old.children:
-            for child in old.children:
+            children = list(old.children)
+            for child in children:
                 child.parent = None
-            self._waiting.setdefault(new.id, []).extend(old.children)
-            self.roots.extend(old.children)
-            old.children = []
+            self._waiting.setdefault(new.id, []).extend(children)
+            self.roots.extend(children)
+            old._kids = None
         if old.parent_id is not None:
             waiting = self._waiting.get(old.parent_id)
             if waiting and old in waiting:

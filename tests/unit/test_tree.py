@@ -154,6 +154,21 @@ def test_duplicate_id_later_line_wins() -> None:
     assert any("duplicate id d" in p.message for p in tree.problems)
 
 
+def test_an_only_child_costs_no_list_and_a_second_one_makes_one() -> None:
+    tree = tree_of([user("r", None), user("a", "r", t=5), user("b", "a"), user("c", "r", t=3), user("a", "r", t=9)])
+    check_invariants(tree)
+    # "a" is a duplicate: its first line left "r" with one child ("c"), its second makes two again
+    assert ids(tree.get("r").children) == ["c", "a"] and type(tree.get("r")._kids) is list
+    assert ids(tree.get("a").children) == ["b"] and tree.get("a")._kids is tree.get("b")  # the child itself
+    assert tree.get("b").children == () and tree.get("b")._kids is None
+    first_a = tree.nodes[1]
+    assert first_a.children == () and tree.get("b").parent is tree.get("a")
+    once = tree_of([user("r", None), user("a", "r"), user("c", "r"), user("a", "r", "again")])
+    assert ids(once.get("r").children) == ["c", "a"]
+    gone = tree_of([user("r", None), user("a", "r"), user("c", "r"), user("c", None, "a root now")])
+    assert gone.get("r")._kids is gone.get("a")  # back from a list of two to the one child left
+
+
 @pytest.mark.parametrize(
     "entries",
     [
