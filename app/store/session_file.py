@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pitree.memory import return_freed_memory
 from pitree.session.entries import Node
 from pitree.session.gcpause import BIG, gc_paused
 from pitree.session.load import SessionBuilder, migrate_entry
@@ -215,7 +216,8 @@ def _load_fast(
             tree, builder = _load_uncached(path, size, progress, cancelled, cache, early, texts_apart)
             if cache is not None:
                 if not cache.segments and cache.wants(tree, builder):
-                    cache.add(tree_cache.segment(builder))
+                    for blob in tree_cache.segments(builder):
+                        cache.add(blob)
                 cache.finish(tree, builder)
         finally:
             if cache is not None:
@@ -224,6 +226,8 @@ def _load_fast(
         _feed_last_line(path, builder)
     tree.finish_orphans()
     _note_blobs(path, tree)
+    if size > BIG:
+        return_freed_memory()  # what the load freed (frames, rows) goes back to the system
     return tree, builder
 
 
@@ -295,7 +299,8 @@ def _load_uncached(
         front_read = builder.size == split  # else the file shrank while it was read: start again
         if front_read:
             if cache is not None and cache.wants(builder.tree, builder):
-                cache.add(tree_cache.segment(builder))
+                for blob in tree_cache.segments(builder):
+                    cache.add(blob)
             with gc_paused(big=True):
                 for frame in child.frames():
                     if cancelled is not None and cancelled():

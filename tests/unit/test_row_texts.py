@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 import threading
 from pathlib import Path
 
@@ -136,3 +137,8 @@ def test_a_tree_with_its_texts_apart_reads_as_one_with_them_on_its_entries(
         assert signature(again) == signature(on_entries)
         assert _shown(again) == _shown(on_entries)
     assert tree_cache.load_cached(path) is not None
+    (cached,) = (tmp_path / "cache").glob("*.tree")
+    blob = cached.read_bytes()
+    lengths = marshal.loads(blob[len(blob) - 8 - int.from_bytes(blob[-8:], "little") : -8])[-1]
+    front = marshal.loads(blob[len(tree_cache.MAGIC) : len(tree_cache.MAGIC) + lengths[0]])
+    assert len(front[0]) == tree_cache.SEGMENT_ROWS and front[3:] == (0, 0)  # the front part in pieces
