@@ -12,7 +12,9 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import NamedTuple
 
+from pitree.memory import return_freed_memory
 from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
 from pitree.session.gcpause import gc_paused
 from pitree.session.layout_rows import ActivePath, Gutters, RowTable, RowTuple
@@ -144,6 +146,7 @@ def passes_filter(tree: SessionTree, node: Node, mode: str) -> bool:
 
 BUILD_CHUNK = 4096  # rows made before they go into the columns (the tuples in between stay few)
 PACE_MASK = 0x3FFF  # `pace()` every 16,384 entries of a loop
+TRIM_ROWS = 100_000  # rows from which a layout gives the memory it freed back (`return_freed_memory`)
 
 
 def build_layout(
@@ -175,6 +178,8 @@ def build_layout(
             if pace is not None:
                 pace()
         table.end = array("i", map(int.__add__, range(n), sizes))
+        if n > TRIM_ROWS:
+            return_freed_memory()  # the columns grew by copies, which malloc keeps (~40 MB at 800,000 rows)
         return Layout(table, len(roots) > 1, leaf, active, mode, query, tree.by_id, dropped=tree.dropped_count)
 
 
@@ -198,7 +203,14 @@ def stream_layout(tree: SessionTree, mode: str = "default", query: str = "", lea
     return RowStream(_rows_of(roots, shown), leaf, active, mode, query)
 
 
-Shown = dict[Node, "Node | list[Node]"]
+class Shown(NamedTuple):
+    """Each shown entry's shown children, by file position (`Node.idx`) in int arrays, -1 for none: the first
+    one (`first`), the one after each (`next`). Three ints an entry where a dict of the entries cost ten times
+    that while a layout was made (at 1,000,000 entries, ~50 MB more, and its holes after)."""
+
+    nodes: list[Node]  # the tree's entries, by idx
+    first: array
+    next: array
 
 
 def _shown_forest(
@@ -215,9 +227,9 @@ def _shown_forest(
     leaf_id = id(leaf) if leaf is not None else None
 
     # Pass 1: pre-order over the whole tree, active branch first; keep visible nodes with their
-    # nearest visible ancestor (which is where Pi hangs them after filtering). Most shown entries have one
-    # shown child: that child is stored as itself, a list only once there is a second.
-    vis_children: dict[Node, Node | list[Node]] = {}  # keyed by the entry itself (hashed by identity)
+    # nearest visible ancestor (which is where Pi hangs them after filtering), in the order they come.
+    size = len(tree.nodes)
+    first, after, last = array("i", [-1]) * size, array("i", [-1]) * size, array("i", [-1]) * size
     roots: list[Node] = []
     ordered_roots = _active_first(tree.roots, active)
     stack: list[tuple[Node, Node | None]] = [(r, None) for r in reversed(ordered_roots)]
@@ -246,13 +258,12 @@ def _shown_forest(
                 if anc is None:
                     roots.append(node)
                 else:
-                    had = vis_children.get(anc)
-                    if had is None:
-                        vis_children[anc] = node
-                    elif isinstance(had, list):
-                        had.append(node)
+                    a, i = anc.idx, node.idx
+                    if first[a] < 0:
+                        first[a] = i
                     else:
-                        vis_children[anc] = [had, node]
+                        after[last[a]] = i
+                    last[a] = i
                 anc = node
             children = node._kids  # `Node.children`, inlined: this runs for every entry
             if children is None:
@@ -264,30 +275,36 @@ def _shown_forest(
                 push((child, anc))
             break
 
-    return roots, vis_children, active, leaf
+    return roots, Shown(tree.nodes, first, after), active, leaf
 
 
-def _rows_of(roots: list[Node], vis_children: Shown) -> Iterator[RowTuple]:
+def _rows_of(roots: list[Node], shown: Shown) -> Iterator[RowTuple]:
     """Pass 2: Pi's indentation over the shown forest, one row at a time in display order, each as a tuple in
-    `Row`'s field order with `end` 0 (each entry's shown children are taken out of `vis_children` as its row
-    is made)."""
+    `Row`'s field order with `end` 0."""
     multiple = len(roots) > 1
     made = 0  # rows made so far
     Frame = tuple[Node, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool, int]
     lstack: list[Frame] = []
     for i in range(len(roots) - 1, -1, -1):
         lstack.append((roots[i], 1 if multiple else 0, multiple, multiple, i == len(roots) - 1, (), multiple, -1))
-    visible_children = vis_children.pop
+    nodes, first, after = shown
     while lstack:
         node, indent, just_branched, show_conn, is_last, gutters, vroot, parent_row = lstack.pop()
         while True:  # a single visible child continues here, without the stack
             my_row = made
             made += 1
-            shown = visible_children(node, None)
-            if shown is None:
+            kid = first[node.idx]
+            if kid < 0:
                 yield (node, indent, show_conn, is_last, gutters, vroot, parent_row, 0, 0)
                 break
-            kids: Sequence[Node] = shown if isinstance(shown, list) else (shown,)
+            kids: Sequence[Node]
+            if after[kid] < 0:  # one shown child: most entries
+                kids = (nodes[kid],)
+            else:
+                kids = []
+                while kid >= 0:
+                    kids.append(nodes[kid])
+                    kid = after[kid]
             n = len(kids)
             yield (node, indent, show_conn, is_last, gutters, vroot, parent_row, n, 0)
             multi = n > 1
