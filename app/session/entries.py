@@ -40,10 +40,11 @@ class Columns:
     """What a tree keeps of its entries by `Node.idx` instead of on each `Node`, where as attributes they cost
     several times as much: where each is in the file (line number, byte offset and byte length in three int
     arrays), when it was written (ms since the epoch, nan when missing or unparseable, in a float one), its row
-    text (`texts`). `call_texts` holds Pi's formatted text of every tool call, by the number `Node.calls` gives it.
+    text (`texts`). `call_texts` holds Pi's formatted text of every tool call in file order, and `first_call`
+    the number there of each entry's first one (the count of calls before it).
     """
 
-    __slots__ = ("line", "offset", "length", "ts", "texts", "call_texts")
+    __slots__ = ("line", "offset", "length", "ts", "texts", "call_texts", "first_call")
 
     def __init__(self) -> None:
         self.line = array("q")
@@ -52,6 +53,7 @@ class Columns:
         self.ts = array("d")
         self.texts = RowTexts()
         self.call_texts = RowTexts()
+        self.first_call = array("I")
 
     def put(self, idx: int, line: int, offset: int, length: int, ts: float) -> None:
         if idx != len(self.line):
@@ -74,24 +76,29 @@ class Columns:
 
     def take_texts(self, nodes: list[Node]) -> None:
         """Keep the row texts and the tool calls' texts of `nodes` (consecutive, placed in these columns from
-        `nodes[0].idx` on) here, and no longer on the nodes; their calls become (number of the first call's text
-        in `call_texts`, id, id, ...)."""
+        `nodes[0].idx` on) here, and no longer on the nodes; their calls keep only their ids (see `Node._calls`)."""
         if not nodes:
             return
-        self.texts.extend(nodes[0].idx, [node._text for node in nodes])  # type: ignore[misc]  # new: not None
+        start = nodes[0].idx
+        self.texts.extend(start, [node._text for node in nodes])  # type: ignore[misc]  # new: not None
+        first_call = self.first_call
+        if len(first_call) != start:  # read again from `start` (a cut) or after a gap: counted from the last
+            del first_call[start:]
+            first_call.extend(array("I", [len(self.call_texts)]) * (start - len(first_call)))
         call_texts: list[str] = []
         first = number = len(self.call_texts)
         for node in nodes:
             node._text = None
+            first_call.append(number)
             calls = node._calls
-            if calls:
+            if calls is not None:  # (id, text) pairs, as `fill` or a cached row gives them
                 if len(calls) == 1:  # most turns
-                    pair = calls[0]
-                    node._calls = (number, pair[0])
-                    call_texts.append(pair[1])
+                    call_id, text = calls[0]  # type: ignore[str-unpack]  # a pair, not yet an id
+                    node._calls = call_id if type(call_id) is str else (call_id,)
+                    call_texts.append(text)
                     number += 1
                 else:
-                    node._calls = (number, *[pair[0] for pair in calls])
+                    node._calls = tuple([pair[0] for pair in calls])
                     call_texts.extend([pair[1] for pair in calls])
                     number += len(calls)
         self.call_texts.extend(first, call_texts)
@@ -138,9 +145,9 @@ class Node:
         self._usage: bytes | None = None  # `pack_usage` of the usage the entry carries (see `usage`)
         self.model: tuple[Any, Any] | None = None  # (provider, model) of an assistant message, raw
         self.meta: dict[str, Any] | None = None  # what a few entry types add (see `fill_node`); None for most
-        # the tool calls (`calls`): their pairs until the tree takes them in, then (number of the first call's
-        # text in `Columns.call_texts`, toolCall id, toolCall id, ...)
-        self._calls: tuple[Any, ...] | None = None
+        # the tool calls (`calls`): their (id, text) pairs until the tree's columns take the texts, then their ids
+        # alone: the id itself for one call with a string id (most turns), else a tuple of them (never of tuples)
+        self._calls: tuple[Any, ...] | str | None = None
         self.call_id: Any = None  # a tool result's toolCallId (raw JSON value); the tree shares the call's string
         # the children (`children`): None, the one child itself (most entries have one), or a list of two or more
         self._kids: Node | list[Node] | None = None
@@ -173,10 +180,16 @@ class Node:
     def calls(self) -> tuple[tuple[Any, str], ...] | None:
         """An assistant turn's tool calls, ((toolCall id, Pi's formatted call), ...); None without any."""
         calls = self._calls
-        if not calls or type(calls[0]) is not int:
-            return calls
-        first = calls[0]
-        return tuple(zip(calls[1:], self._at.call_texts.range(first, first + len(calls) - 1), strict=True))
+        if calls is None:
+            return None
+        if type(calls) is str:
+            at = self._at
+            return ((calls, at.call_texts.get(at.first_call[self.idx])),)
+        if type(calls[0]) is tuple:  # the pairs themselves
+            return calls  # type: ignore[return-value]
+        at = self._at
+        first = at.first_call[self.idx]
+        return tuple(zip(calls, at.call_texts.range(first, first + len(calls)), strict=True))
 
     @calls.setter
     def calls(self, value: tuple[tuple[Any, str], ...] | None) -> None:
@@ -185,31 +198,32 @@ class Node:
     def call_text(self, call_id: Any) -> str | None:
         """Pi's formatted text of this turn's call with this id (the last such call), None without one."""
         calls = self._calls
-        if not calls:
+        if calls is None:
             return None
-        first = calls[0]
-        if type(first) is not int:  # (id, text) pairs
-            if len(calls) == 1:  # most turns
-                return first[1] if first[0] == call_id else None
+        if type(calls) is str:  # most turns
+            return self._at.call_texts.get(self._at.first_call[self.idx]) if calls == call_id else None
+        if type(calls[0]) is tuple:  # (id, text) pairs
             for cid, text in reversed(calls):
                 if cid == call_id:
-                    return text
+                    return text  # type: ignore[no-any-return]
             return None
         k = len(calls) - 1
-        while k:
+        while k >= 0:
             if calls[k] == call_id:
-                return self._at.call_texts.get(first + k - 1)
+                return self._at.call_texts.get(self._at.first_call[self.idx] + k)
             k -= 1
         return None
 
     def call_ids(self) -> tuple[Any, ...]:
         """The toolCall ids of `calls`, in order (each as the JSON has it: not always a string)."""
         calls = self._calls
-        if not calls:
+        if calls is None:
             return ()
-        if type(calls[0]) is int:
-            return calls[1:]
-        return (calls[0][0],) if len(calls) == 1 else tuple([pair[0] for pair in calls])
+        if type(calls) is str:
+            return (calls,)
+        if type(calls[0]) is tuple:
+            return (calls[0][0],) if len(calls) == 1 else tuple([pair[0] for pair in calls])
+        return calls  # type: ignore[return-value]
 
     @property
     def line(self) -> int:

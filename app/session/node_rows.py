@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitree.session.entries import Node
-from pitree.session.row_texts import RowTexts
+from pitree.session.entries import Columns, Node
 
 
 def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
@@ -24,7 +23,7 @@ def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
     ):  # a run of one tree's entries, texts in its columns: read them at once
         at = first._at
         texts = at.texts.range(first.idx, first.idx + len(nodes))
-        calls = _call_pairs(nodes, at.call_texts)
+        calls = _call_pairs(nodes, at)
     else:
         texts = [n._text for n in nodes]  # `Node.text` and `Node.calls`, inlined (on the entries)
         calls = [n._calls for n in nodes]
@@ -44,29 +43,27 @@ def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
             n._usage,
             n.model,
             n.meta,
-            n.calls if call and type(call[0]) is int else call,
+            call if call is None or (type(call) is tuple and type(call[0]) is tuple) else n.calls,  # pairs
             n.call_id,
         )
         for n, text, call in zip(nodes, texts, calls, strict=True)
     ]
 
 
-def _call_pairs(nodes: list[Node], call_texts: RowTexts) -> list[Any]:
+def _call_pairs(nodes: list[Node], at: Columns) -> list[Any]:
     """Each node's `calls` as (id, text) pairs (None without any), the texts of all read at once."""
-    numbered = [calls for n in nodes if (calls := n._calls) and type(calls[0]) is int]
-    if not numbered:
-        return [n._calls for n in nodes]
-    base = numbered[0][0]
-    last = numbered[-1]
-    texts = call_texts.range(base, last[0] + len(last) - 1)
+    first_call = at.first_call
+    base = first_call[nodes[0].idx]
+    last = nodes[-1]
+    texts = at.call_texts.range(base, first_call[last.idx] + len(last.call_ids()))
     out: list[Any] = []
     for n in nodes:
         calls = n._calls
-        if calls and type(calls[0]) is int:
-            at = calls[0] - base
-            if len(calls) == 2:
-                calls = ((calls[1], texts[at]),)
+        if calls is not None:
+            k = first_call[n.idx] - base
+            if type(calls) is str:
+                calls = ((calls, texts[k]),)
             else:
-                calls = tuple(zip(calls[1:], texts[at : at + len(calls) - 1], strict=True))
+                calls = tuple(zip(calls, texts[k : k + len(calls)], strict=True))
         out.append(calls)
     return out

@@ -244,15 +244,17 @@ class SessionTree:
                 if orphans:
                     self._adopt(node, orphans)
             calls = node._calls
-            if calls:
-                if type(calls[0]) is int:  # numbered: the texts are in `at.call_texts`
-                    for call_id in calls[1:]:
-                        if isinstance(call_id, str):
-                            tool_calls[call_id] = node
-                else:
+            if calls is not None:
+                if type(calls) is str:  # one call, its text in `at.call_texts`: most turns
+                    tool_calls[calls] = node
+                elif type(calls[0]) is tuple:  # (id, text) pairs: the texts on the entry
                     for pair in calls:
                         if isinstance(pair[0], str):
                             tool_calls[pair[0]] = pair
+                else:
+                    for call_id in calls:
+                        if isinstance(call_id, str):
+                            tool_calls[call_id] = node
             elif node.call_id is not None:
                 call_id = node.call_id
                 known = tool_calls.get(call_id) if isinstance(call_id, str) else None
@@ -260,8 +262,8 @@ class SessionTree:
                     if isinstance(known, tuple):
                         node.call_id = known[0]
                     else:
-                        ids: tuple[Any, ...] = known._calls or ()
-                        node.call_id = ids[1] if len(ids) == 2 and ids[1] == call_id else _same(ids[1:], call_id)
+                        ids = known._calls
+                        node.call_id = ids if type(ids) is str else _same(known.call_ids(), call_id)
             meta = node.meta
             if meta is not None:
                 if node.type == "label":
