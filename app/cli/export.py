@@ -35,7 +35,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         if out is not None:  # refuse before loading a big file for nothing
             check_target(out, force=args.force, source=source)
-        tree, _ = load_session_fast(source)
+        tree, _ = load_session_fast(source, texts_apart=False)  # one-shot: see `SessionBuilder`
         leaf = tree.resolve(args.leaf) if args.leaf is not None else tree.leaf
         reader = EntryReader(source, tree)
         if out is None:
