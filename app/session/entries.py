@@ -1,8 +1,9 @@
 """The compact per-entry record (`Node`) that pitree keeps in memory (`fill.fill_node` builds one from JSON).
 
-A `Node` holds only what the tree, the row list and search need: ids, type/role, a short display text,
-file position, Pi's token estimate and usage. The full JSON is re-read from `offset`/`length`
-when an entry is opened, so a session costs memory in proportion to its entry count, not to its size.
+A `Node` holds only what the tree, the row list and search need: ids, type/role, Pi's token estimate and
+usage; its tree's `Columns` hold its file position, time and (once the tree takes them) its row text and tool
+call texts. The full JSON is re-read from `offset`/`length` when an entry is opened, so a session costs memory
+in proportion to its entry count, not to its size.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from marshal import dumps as _marshal_dumps
 from marshal import loads as _marshal_loads
 from typing import Any, NamedTuple
 
-# re-exported for their older importers
-from pitree.session.estimate import estimate_message_tokens as estimate_message_tokens
-from pitree.session.estimate import js_len as js_len
+from pitree.session.estimate import estimate_message_tokens as estimate_message_tokens  # for older importers
+from pitree.session.estimate import js_len as js_len  # for older importers
 from pitree.session.row_texts import RowTexts
 
 # flag bits

@@ -123,8 +123,8 @@ class SessionBuilder:
         return added
 
     def _parse(self, data: bytes, final: bool, sent: bool = False) -> list[Node]:
-        """Nodes for the entry lines of `data` (skips and notes go to the tree); the tree is not linked. Their
-        texts go to the tree's columns, unless the nodes are only `sent` as rows (`parse_segment`)."""
+        """Nodes for the entry lines of `data` (skips and notes go to the tree); the tree is not linked. With
+        `texts_apart`, their texts go to the tree's columns, unless the nodes are only `sent` as rows."""
         tree = self.tree
         if self.size == 0 and data.startswith(BOM):
             tree.problems.append(Problem(1, "file starts with a UTF-8 byte-order mark (Pi cannot read this header)"))

@@ -182,8 +182,7 @@ def load_session_fast(
     v1 files (ids depend on every earlier line) and small files load in one process; so does anything when
     fork is unavailable or the child fails. A tree cached by an earlier load of the same file (`tree_cache`)
     is used first: only lines added since are parsed. Lines written after an early child was forked are
-    left for the tailer (or, with `final`, read here). `texts_apart`: see `SessionBuilder` (an early child
-    keeps them apart: it is forked for the explorer).
+    left for the tailer (or, with `final`, read here). `texts_apart`: see `SessionBuilder`.
     """
     st = check_readable(path)
     # One pause over every phase (see `LoadPause`): the explorer holds its own on top until its first screen.
@@ -216,8 +215,7 @@ def _load_fast(
             tree, builder = _load_uncached(path, size, progress, cancelled, cache, early, texts_apart)
             if cache is not None:
                 if not cache.segments and cache.wants(tree, builder):
-                    for blob in tree_cache.segments(builder):
-                        cache.add(blob)
+                    cache.add_tree(builder)
                 cache.finish(tree, builder)
         finally:
             if cache is not None:
@@ -299,8 +297,7 @@ def _load_uncached(
         front_read = builder.size == split  # else the file shrank while it was read: start again
         if front_read:
             if cache is not None and cache.wants(builder.tree, builder):
-                for blob in tree_cache.segments(builder):
-                    cache.add(blob)
+                cache.add_tree(builder)
             with gc_paused(big=True):
                 for frame in child.frames():
                     if cancelled is not None and cancelled():

@@ -199,6 +199,11 @@ class CacheWriter:
         except OSError:
             self.close()
 
+    def add_tree(self, builder: SessionBuilder) -> None:
+        """The tree read so far by `builder`, as `segments`."""
+        for blob in segments(builder):
+            self.add(blob)
+
     def clear(self) -> None:
         """Drop what was written (the load starts over another way)."""
         if self._fh is None:
