@@ -8,8 +8,6 @@ heap, counted against the process, once it has raised its mapping threshold past
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import sys
 from collections.abc import Callable
 from functools import cache
@@ -19,8 +17,10 @@ from functools import cache
 def _malloc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here, not at start-up: only a big load needs it
+
     try:
-        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        trim = ctypes.CDLL(None).malloc_trim  # the process's own C library
     except (OSError, AttributeError):  # musl and others: no malloc_trim
         return None
     trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
