@@ -17,7 +17,7 @@ from typing import NamedTuple
 from pitree.memory import return_freed_memory
 from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
 from pitree.session.gcpause import gc_paused
-from pitree.session.layout_rows import ActivePath, Gutters, RowTable, RowTuple
+from pitree.session.layout_rows import ActivePath, GutterChain, RowTable, RowTuple
 from pitree.session.tree import SessionTree
 
 _HIDDEN = HIDDEN_TOOL_ONLY | ALWAYS_HIDDEN
@@ -36,7 +36,6 @@ class Layout:
     by_id: dict[str, Node] = field(default_factory=dict)  # the tree's own map (not a copy)
     dropped: int = 0  # the tree's duplicate losers when the rows were made (`extend_layout` checks it)
     _pos: array | None = field(default=None, repr=False)  # entry idx -> its row, -1 without one
-    _gutters: dict[int, tuple[Gutters, dict[int, bool]]] = field(default_factory=dict, repr=False)
 
     def positions(self) -> array:
         """Each entry's row by its file position (`Node.idx`), -1 when it has none; built once, on first use,
@@ -89,38 +88,23 @@ class Layout:
     def prefix(self, i: int, folded: bool = False, start: int = 0, stop: int | None = None) -> str:
         """Pi's tree gutter for row i: `│`, `├─`, `└─`, with `⊟`/`⊞` on foldable branch starts; with `start` and
         `stop`, only those levels of it (a deep row's guides are thousands of columns, and a screen shows a few)."""
-        row = self.rows[i]
+        rows = self.rows
         display_indent = self.prefix_levels(i)
         if display_indent == 0:
             return ""
-        has_connector = row.connector and not row.vroot
+        has_connector = rows.connector[i] and not rows.vroot[i]
         connector_pos = display_indent - 1 if has_connector else -1
-        gutters = self._gutter_map(row.gutters)
+        gutters = rows.chain.level_map(rows.gutters[i])
         out: list[str] = []
         for level in range(max(0, start), display_indent if stop is None else min(stop, display_indent)):
             if level in gutters:
                 out.append("│  " if gutters[level] else "   ")
             elif level == connector_pos:
                 mid = "⊞" if folded else ("⊟" if self.foldable(i) else "─")
-                out.append(("└" if row.is_last else "├") + mid + " ")
+                out.append(("└" if rows.is_last[i] else "├") + mid + " ")
             else:
                 out.append("   ")
         return "".join(out)
-
-    def _gutter_map(self, gutters: Gutters) -> dict[int, bool]:
-        """Level -> shown, Pi taking the first gutter at a level; made once per gutters tuple (the rows of a
-        chain share theirs), a few kept."""
-        cache = self._gutters
-        found = cache.get(id(gutters))
-        if found is not None and found[0] is gutters:
-            return found[1]
-        mapped: dict[int, bool] = {}
-        for pos, show in gutters:
-            mapped.setdefault(pos, show)
-        if len(cache) >= 256:
-            cache.clear()
-        cache[id(gutters)] = (gutters, mapped)
-        return mapped
 
 
 def tokens_of(query: str) -> list[str]:
@@ -146,7 +130,7 @@ def passes_filter(tree: SessionTree, node: Node, mode: str) -> bool:
 
 BUILD_CHUNK = 4096  # rows made before they go into the columns (the tuples in between stay few)
 PACE_MASK = 0x3FFF  # `pace()` every 16,384 entries of a loop
-TRIM_ROWS = 100_000  # rows from which a layout gives the memory it freed back (`return_freed_memory`)
+TRIM_ROWS = 100_000  # entries from which a layout gives the memory it freed back (`return_freed_memory`)
 
 
 def build_layout(
@@ -161,7 +145,7 @@ def build_layout(
     with gc_paused():
         roots, shown, active, leaf = _shown_forest(tree, mode, query, leaf, pace)
         table = RowTable()
-        made = _rows_of(roots, shown)
+        made = _rows_of(roots, shown, table.chain)
         while part := list(islice(made, BUILD_CHUNK)):
             table.extend(part)
             if pace is not None:
@@ -178,8 +162,10 @@ def build_layout(
             if pace is not None:
                 pace()
         table.end = array("i", map(int.__add__, range(n), sizes))
-        if n > TRIM_ROWS:
-            return_freed_memory()  # the columns grew by copies, which malloc keeps (~40 MB at 800,000 rows)
+        if len(tree.nodes) > TRIM_ROWS:
+            # the columns grew by copies and pass 1's arrays are an int an entry, which malloc keeps (~40 MB at
+            # 800,000 rows, ~12 MB for a short filter of 1,000,000 entries)
+            return_freed_memory()
         return Layout(table, len(roots) > 1, leaf, active, mode, query, tree.by_id, dropped=tree.dropped_count)
 
 
@@ -190,6 +176,7 @@ class RowStream:
     plain tuple in `Row`'s field order (`Row._make` makes one a `Row`)."""
 
     rows: Iterator[RowTuple]
+    chain: GutterChain  # the rows' gutters
     leaf: Node | None
     active: ActivePath
     mode: str
@@ -200,7 +187,8 @@ def stream_layout(tree: SessionTree, mode: str = "default", query: str = "", lea
     """The rows of `build_layout(tree, mode, query, leaf)`, in the same order, each made when it is asked for."""
     with gc_paused():
         roots, shown, active, leaf = _shown_forest(tree, mode, query, leaf)
-    return RowStream(_rows_of(roots, shown), leaf, active, mode, query)
+    chain = GutterChain()
+    return RowStream(_rows_of(roots, shown, chain), chain, leaf, active, mode, query)
 
 
 class Shown(NamedTuple):
@@ -278,15 +266,16 @@ def _shown_forest(
     return roots, Shown(tree.nodes, first, after), active, leaf
 
 
-def _rows_of(roots: list[Node], shown: Shown) -> Iterator[RowTuple]:
+def _rows_of(roots: list[Node], shown: Shown, chain: GutterChain) -> Iterator[RowTuple]:
     """Pass 2: Pi's indentation over the shown forest, one row at a time in display order, each as a tuple in
-    `Row`'s field order with `end` 0."""
+    `Row`'s field order with `end` 0 and the gutters a link added to `chain`."""
     multiple = len(roots) > 1
     made = 0  # rows made so far
-    Frame = tuple[Node, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool, int]
+    push_gutter = chain.push
+    Frame = tuple[Node, int, bool, bool, bool, int, bool, int]
     lstack: list[Frame] = []
     for i in range(len(roots) - 1, -1, -1):
-        lstack.append((roots[i], 1 if multiple else 0, multiple, multiple, i == len(roots) - 1, (), multiple, -1))
+        lstack.append((roots[i], 1 if multiple else 0, multiple, multiple, i == len(roots) - 1, -1, multiple, -1))
     nodes, first, after = shown
     while lstack:
         node, indent, just_branched, show_conn, is_last, gutters, vroot, parent_row = lstack.pop()
@@ -314,7 +303,7 @@ def _rows_of(roots: list[Node], shown: Shown) -> Iterator[RowTuple]:
                 child_indent = indent
             if show_conn and not vroot:
                 display_indent = max(0, indent - 1) if multiple else indent
-                child_gutters = (*gutters, (max(0, display_indent - 1), not is_last))
+                child_gutters = push_gutter(gutters, max(0, display_indent - 1), not is_last)
             else:
                 child_gutters = gutters
             if not multi:

@@ -39,7 +39,7 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
     if need > len(pos):
         pos.extend(array("i", [-1]) * (need - len(pos)))
     mode = layout.mode
-    pending: list[Row] = []  # new rows, a chain, to go in at `at`
+    pending: list[Row] = []  # new rows, a chain, to go in at `at` (their gutters a link in the table's chain)
     at = -1
     for node in added:
         old_leaf = layout.leaf
@@ -77,17 +77,17 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
                 anchor = layout.row_of(walk) if walk is not None else None
             if anchor is None:
                 return False  # no shown ancestor: the entry would be a new root
-            a, a_index, at = table[anchor], anchor, anchor + 1
+            a, a_index, at = table[anchor]._replace(gutters=table.gutters[anchor]), anchor, anchor + 1
             if a.nchildren:
                 return False  # the anchor gets a second shown child: its children's shapes change
             table.nchildren[anchor] = 1
         indent = a.indent + 1 if a.connector and a.indent > 0 else a.indent
         if a.connector and not a.vroot:
             display_indent = layout.levels_of(a.indent)
-            gutters = (*a.gutters, (max(0, display_indent - 1), not a.is_last))
+            gutters = table.chain.push(a.gutters, max(0, display_indent - 1), not a.is_last)
         else:
             gutters = a.gutters
-        pending.append(Row(node, indent, False, True, gutters, False, a_index, 0, 0))
+        pending.append(Row(node, indent, False, True, gutters, False, a_index, 0, 0))  # type: ignore[arg-type]
     k = len(pending)
     if k:
         nodes, ends, parents = table.nodes, table.end, table.parent_row

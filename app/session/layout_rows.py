@@ -1,7 +1,9 @@
 """A layout's rows: `Row` (one visible line of the tree), `RowTable` (the rows kept as columns), `ActivePath`.
 
-A layout keeps its rows as columns (a list of entries, one of gutters, arrays of ints and bytes), a few dozen
-bytes a row where a `Row` object each would cost several times that; the explorer holds one layout per filter.
+A layout keeps its rows as columns (a list of entries, arrays of ints and bytes), a few dozen bytes a row where a
+`Row` object each would cost several times that; the explorer holds one layout per filter. A row's gutters are a
+link in the layout's `GutterChain` (each gutter the one it extends plus one level), not a tuple of its own: a
+tuple each cost the depth of every branch over again (16 MB a layout at 1,000,000 entries, 2,000 branches deep).
 `table[i]` gives a `Row` tuple made on the spot.
 """
 
@@ -30,7 +32,60 @@ class Row(NamedTuple):
     end: int  # index after the last row of this row's subtree
 
 
-RowTuple = tuple[Node, int, bool, bool, Gutters, bool, int, int, int]
+RowTuple = tuple[Node, int, bool, bool, int, bool, int, int, int]  # as `Row`, the gutters a `GutterChain` link
+
+
+class GutterChain:
+    """The gutters of a layout's rows as links: link `g` is the gutters of link `up[g]` (-1: none) plus the level
+    `pairs[g]` = (position, shown). Links are only added, so a link's gutters never change."""
+
+    __slots__ = ("up", "pairs", "_tuples", "_maps")
+
+    def __init__(self) -> None:
+        self.up = array("i")
+        self.pairs: list[tuple[int, bool]] = []
+        self._tuples: dict[int, Gutters] = {}
+        self._maps: dict[int, dict[int, bool]] = {}
+
+    def push(self, up: int, pos: int, show: bool) -> int:
+        """A new link: the gutters of `up` and then (pos, show)."""
+        self.up.append(up)
+        self.pairs.append((pos, show))
+        return len(self.pairs) - 1
+
+    def tuple_of(self, g: int) -> Gutters:
+        """The gutters of link `g` from the outermost level in, as `Row.gutters` has them (a few kept made)."""
+        if g < 0:
+            return ()
+        found = self._tuples.get(g)
+        if found is None:
+            out, up, pairs = [], self.up, self.pairs
+            link = g
+            while link >= 0:
+                out.append(pairs[link])
+                link = up[link]
+            out.reverse()
+            found = tuple(out)
+            if len(self._tuples) >= 64:
+                self._tuples.clear()
+            self._tuples[g] = found
+        return found
+
+    def level_map(self, g: int) -> dict[int, bool]:
+        """Level -> shown for link `g`, Pi taking the outermost gutter at a level (a few kept made; do not change)."""
+        found = self._maps.get(g)
+        if found is None:
+            found = {}
+            up, pairs = self.up, self.pairs
+            link = g
+            while link >= 0:  # inner to outer: an outer gutter at the same level overwrites
+                pos, show = pairs[link]
+                found[pos] = show
+                link = up[link]
+            if len(self._maps) >= 256:
+                self._maps.clear()
+            self._maps[g] = found
+        return found
 
 
 class ActivePath:
@@ -73,16 +128,29 @@ class ActivePath:
 
 
 class RowTable:
-    """A layout's rows as columns. Reads like a sequence of `Row`; `nodes` etc. are the columns themselves."""
+    """A layout's rows as columns. Reads like a sequence of `Row`; `nodes` etc. are the columns themselves
+    (`gutters` holds each row's link in `chain`, -1 for none)."""
 
-    __slots__ = ("nodes", "indent", "connector", "is_last", "gutters", "vroot", "parent_row", "nchildren", "end")
+    __slots__ = (
+        "nodes",
+        "indent",
+        "connector",
+        "is_last",
+        "gutters",
+        "vroot",
+        "parent_row",
+        "nchildren",
+        "end",
+        "chain",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, chain: GutterChain | None = None) -> None:
+        self.chain = chain if chain is not None else GutterChain()
         self.nodes: list[Node] = []
         self.indent = array("i")
         self.connector = bytearray()
         self.is_last = bytearray()
-        self.gutters: list[Gutters] = []
+        self.gutters = array("i")
         self.vroot = bytearray()
         self.parent_row = array("i")
         self.nchildren = array("i")
@@ -106,7 +174,7 @@ class RowTable:
             self.indent[i],
             bool(self.connector[i]),
             bool(self.is_last[i]),
-            self.gutters[i],
+            self.chain.tuple_of(self.gutters[i]),
             bool(self.vroot[i]),
             self.parent_row[i],
             self.nchildren[i],
@@ -117,8 +185,8 @@ class RowTable:
         for i in range(len(self.nodes)):
             yield self[i]
 
-    def extend(self, rows: Sequence[Row] | Sequence[tuple[object, ...]]) -> None:
-        """Append rows given as `Row`s or tuples in `Row`'s field order."""
+    def extend(self, rows: Sequence[RowTuple]) -> None:
+        """Append rows given as tuples in `Row`'s field order, the gutters a link in `chain`."""
         if not rows:
             return
         nodes, indent, conn, last, gutters, vroot, parent, nch, end = zip(*rows, strict=True)
@@ -132,9 +200,10 @@ class RowTable:
         self.nchildren.extend(nch)  # type: ignore[arg-type]
         self.end.extend(end)  # type: ignore[arg-type]
 
-    def insert(self, at: int, rows: Sequence[Row]) -> None:
-        """Put `rows` in before row `at` (indices in the rows themselves are the caller's to shift)."""
-        tail = RowTable()
+    def insert(self, at: int, rows: Sequence[RowTuple]) -> None:
+        """Put `rows` (as `extend` takes them) in before row `at` (indices in the rows themselves are the caller's
+        to shift)."""
+        tail = RowTable(self.chain)
         tail.extend(rows)
         self.nodes[at:at] = tail.nodes
         self.indent[at:at] = tail.indent
