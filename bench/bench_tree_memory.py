@@ -47,16 +47,21 @@ if sys.argv[2] == "1":
             seen.add(id(obj))
             sizes[kind] = sizes.get(kind, 0) + sys.getsizeof(obj)
     for n in tree.nodes:
-        size("entries (Node)", n); size("ids", n.id); size("idx ints", n.idx); size("usage", n._usage)
-        size("children lists", n._kids if type(n._kids) is list else None); size("meta", n.meta)
+        size("entries (Node)", n); size("ids", n.id); size("idx ints", n.idx)
+        size("children lists", n._kids if type(n._kids) is list else None)
         size("tool call ids", n._calls if type(n._calls) is not tuple else None)
         if type(n._calls) is tuple:
             size("tool call ids", n._calls)
             for c in n._calls:
                 size("tool call ids", c)
     size("id map", tree.by_id); size("call map", tree.calls); size("entry list", tree.nodes)
-    for column in (tree.at.line, tree.at.offset, tree.at.length, tree.at.ts, tree.at.first_call):
+    at = tree.at
+    for column in (at.line, at.offset, at.length, at.ts, at.first_call, at.est, at.model, at.usage_end):
         size("columns", column)
+    size("usage", at.usage_blob)
+    size("meta", at.meta)
+    for meta in at.meta.values():
+        size("meta", meta)
     out["breakdown_mb"] = {k: round(v / 1e6, 1) for k, v in sorted(sizes.items(), key=lambda kv: -kv[1])}
 print(json.dumps(out))
 """

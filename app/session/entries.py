@@ -1,24 +1,23 @@
 """The compact per-entry record (`Node`) that pitree keeps in memory (`fill.fill_node` builds one from JSON).
 
-A `Node` holds only what the tree, the row list and search need: ids, type/role, Pi's token estimate and
-usage; its tree's `Columns` hold its file position, time and (once the tree takes them) its row text and tool
-call texts. The full JSON is re-read from `offset`/`length` when an entry is opened, so a session costs memory
-in proportion to its entry count, not to its size.
+A `Node` holds only what the tree, the row list and search need: ids, type/role, flags, tool call ids, links;
+its tree's `Columns` (`columns.py`) hold its file position, time, Pi's token estimate, model, usage, meta and
+(once the tree takes them) its row text and tool call texts. The full JSON is re-read from `offset`/`length`
+when an entry is opened, so a session costs memory in proportion to its entry count, not to its size.
 """
 
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Sequence
 from datetime import datetime
 from marshal import dumps as _marshal_dumps
 from marshal import loads as _marshal_loads
 from typing import Any, NamedTuple
 
+from pitree.session.columns import Columns
 from pitree.session.estimate import estimate_message_tokens as estimate_message_tokens  # for older importers
 from pitree.session.estimate import js_len as js_len  # for older importers
-from pitree.session.row_texts import RowTexts
 
 # flag bits
 HIDDEN_TOOL_ONLY = 1  # assistant turn with no text that is neither errored nor aborted (Pi hides it)
@@ -36,97 +35,29 @@ SETTINGS_TYPES = frozenset(
 )
 
 
-class Columns:
-    """What a tree keeps of its entries by `Node.idx` instead of on each `Node`, where as attributes they cost
-    several times as much: where each is in the file (line number, byte offset and byte length in three int
-    arrays), when it was written (ms since the epoch, nan when missing or unparseable, in a float one), its row
-    text (`texts`). `call_texts` holds Pi's formatted text of every tool call in file order, and `first_call`
-    the number there of each entry's first one (the count of calls before it).
-    """
-
-    __slots__ = ("line", "offset", "length", "ts", "texts", "call_texts", "first_call")
-
-    def __init__(self) -> None:
-        self.line = array("q")
-        self.offset = array("q")
-        self.length = array("q")
-        self.ts = array("d")
-        self.texts = RowTexts()
-        self.call_texts = RowTexts()
-        self.first_call = array("I")
-
-    def put(self, idx: int, line: int, offset: int, length: int, ts: float) -> None:
-        if idx != len(self.line):
-            self.cut(idx)
-        self.line.append(line)
-        self.offset.append(offset)
-        self.length.append(length)
-        self.ts.append(ts)
-
-    def cut(self, idx: int) -> None:
-        """Make entry `idx` the next one to be put (drops what is at and after it, pads before: zeros, and
-        nan timestamps). The texts are cut as the next ones are put (`RowTexts.put`)."""
-        for column in (self.line, self.offset, self.length):
-            del column[idx:]
-            if len(column) < idx:
-                column.extend(array("q", [0]) * (idx - len(column)))
-        del self.ts[idx:]
-        if len(self.ts) < idx:
-            self.ts.extend(array("d", [math.nan]) * (idx - len(self.ts)))
-
-    def take_texts(self, nodes: list[Node]) -> None:
-        """Keep the row texts and the tool calls' texts of `nodes` (consecutive, placed in these columns from
-        `nodes[0].idx` on) here, and no longer on the nodes; their calls keep only their ids (see `Node._calls`)."""
-        if not nodes:
-            return
-        start = nodes[0].idx
-        self.texts.extend(start, [node._text for node in nodes])  # type: ignore[misc]  # new: not None
-        first_call = self.first_call
-        if len(first_call) != start:  # read again from `start` (a cut) or after a gap: counted from the last
-            del first_call[start:]
-            first_call.extend(array("I", [len(self.call_texts)]) * (start - len(first_call)))
-        call_texts: list[str] = []
-        first = number = len(self.call_texts)
-        for node in nodes:
-            node._text = None
-            first_call.append(number)
-            calls = node._calls
-            if calls is not None:  # (id, text) pairs, as `fill` or a cached row gives them
-                if len(calls) == 1:  # most turns
-                    call_id, text = calls[0]  # type: ignore[str-unpack]  # a pair, not yet an id
-                    node._calls = call_id if type(call_id) is str else (call_id,)
-                    call_texts.append(text)
-                    number += 1
-                else:
-                    node._calls = tuple([pair[0] for pair in calls])
-                    call_texts.extend([pair[1] for pair in calls])
-                    number += len(calls)
-        self.call_texts.extend(first, call_texts)
-
-
 Positions = Columns  # its name for its older importers, from before it held the texts
 
 _NOWHERE = Columns()  # a Node not yet placed: reading its position fails with an IndexError
 
 
 class Node:
-    """One entry of a session, compact. `children` is filled by SessionTree."""
+    """One entry of a session, compact. `children` is filled by SessionTree.
+
+    Where the entry is in the file (`line`, `offset`, `length`) and what else its tree keeps of it is in its
+    tree's `Columns` at `idx`: `_at`, a class attribute of the tree's own subclass (`node_class`), one pointer a
+    tree instead of a slot on every entry. A plain `Node` is placed nowhere."""
+
+    _at: Columns = _NOWHERE
 
     __slots__ = (
         "id",
         "parent_id",
         "idx",
-        "_at",
         "type",
         "role",
         "_text",
         "flags",
-        "est",
-        "_usage",
-        "model",
-        "meta",
         "_calls",
-        "call_id",
         "_kids",
         "parent",
     )
@@ -135,20 +66,15 @@ class Node:
         self.id: str = ""
         self.parent_id: str | None = None
         self.idx = 0  # position among entries in file order (header excluded)
-        # where the entry is in the file (`line`, `offset`, `length`): its tree's `Columns`, at `idx`
-        self._at: Columns = _NOWHERE
         self.type: str = ""
         self.role: str | None = None
         self._text: str | None = ""  # the row text until the tree takes it in (`text`)
         self.flags = 0
-        self.est = 0  # Pi's chars/4 estimate of what this entry contributes to the context
-        self._usage: bytes | None = None  # `pack_usage` of the usage the entry carries (see `usage`)
-        self.model: tuple[Any, Any] | None = None  # (provider, model) of an assistant message, raw
-        self.meta: dict[str, Any] | None = None  # what a few entry types add (see `fill_node`); None for most
-        # the tool calls (`calls`): their (id, text) pairs until the tree's columns take the texts, then their ids
-        # alone: the id itself for one call with a string id (most turns), else a tuple of them (never of tuples)
-        self._calls: tuple[Any, ...] | str | None = None
-        self.call_id: Any = None  # a tool result's toolCallId (raw JSON value); the tree shares the call's string
+        # in the columns, once placed (`Columns.put`): `est`, `model`, `usage` and `meta` (properties below)
+        # an assistant turn's tool calls (`calls`): their (id, text) pairs until the tree's columns take the texts,
+        # then their ids alone: the id itself for one call with a string id (most turns), else a tuple of them
+        # (never of tuples). A tool result's toolCallId (`call_id`) instead: an entry has one or the other.
+        self._calls: tuple[Any, ...] | str | Any = None
         # the children (`children`): None, the one child itself (most entries have one), or a list of two or more
         self._kids: Node | list[Node] | None = None
         self.parent: Node | None = None
@@ -177,10 +103,22 @@ class Node:
         self._text = value
 
     @property
+    def call_id(self) -> Any:
+        """A tool result's toolCallId (the raw JSON value; the tree shares the call's string); None for others."""
+        return self._calls if self.role == "toolResult" else None
+
+    @call_id.setter
+    def call_id(self, value: Any) -> None:
+        if self.role == "toolResult":
+            self._calls = value
+        elif value is not None:
+            raise ValueError("only a tool result has a toolCallId")
+
+    @property
     def calls(self) -> tuple[tuple[Any, str], ...] | None:
         """An assistant turn's tool calls, ((toolCall id, Pi's formatted call), ...); None without any."""
         calls = self._calls
-        if calls is None:
+        if calls is None or self.role == "toolResult":
             return None
         if type(calls) is str:
             at = self._at
@@ -193,12 +131,14 @@ class Node:
 
     @calls.setter
     def calls(self, value: tuple[tuple[Any, str], ...] | None) -> None:
+        if self.role == "toolResult":
+            raise ValueError("a tool result makes no tool calls")
         self._calls = value
 
     def call_text(self, call_id: Any) -> str | None:
         """Pi's formatted text of this turn's call with this id (the last such call), None without one."""
         calls = self._calls
-        if calls is None:
+        if calls is None or self.role == "toolResult":
             return None
         if type(calls) is str:  # most turns
             return self._at.call_texts.get(self._at.first_call[self.idx]) if calls == call_id else None
@@ -217,7 +157,7 @@ class Node:
     def call_ids(self) -> tuple[Any, ...]:
         """The toolCall ids of `calls`, in order (each as the JSON has it: not always a string)."""
         calls = self._calls
-        if calls is None:
+        if calls is None or self.role == "toolResult":
             return ()
         if type(calls) is str:
             return (calls,)
@@ -241,6 +181,55 @@ class Node:
         return self._at.length[self.idx]
 
     @property
+    def est(self) -> int:
+        """Pi's chars/4 estimate of what this entry contributes to the context."""
+        return self._at.est[self.idx]
+
+    @est.setter
+    def est(self, value: int) -> None:
+        try:
+            self._at.est[self.idx] = value
+        except OverflowError:  # past 4 bytes: the column widens
+            self._at.set_est(self.idx, value)
+
+    @property
+    def model(self) -> tuple[Any, Any] | None:
+        """(provider, model) of an assistant message or a usage entry, raw (any JSON values); None without."""
+        at = self._at
+        n = at.model[self.idx]
+        return at.models[n - 1] if n else None
+
+    @model.setter
+    def model(self, pair: tuple[Any, Any] | None) -> None:
+        at = self._at
+        if at is _NOWHERE:
+            raise IndexError("an entry not yet placed in a tree's columns has no model")
+        at.model[self.idx] = at.model_no(pair)
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        """What a few entry types add (see `fill_node`); None for most."""
+        return self._at.meta.get(self.idx)
+
+    @meta.setter
+    def meta(self, value: dict[str, Any] | None) -> None:
+        if self._at is _NOWHERE:
+            raise IndexError("an entry not yet placed in a tree's columns has no meta")
+        if value is None:
+            self._at.meta.pop(self.idx, None)
+        else:
+            self._at.meta[self.idx] = value
+
+    @property
+    def _usage(self) -> bytes | None:
+        """`pack_usage` of the usage the entry carries (see `usage`), None without."""
+        return self._at.usage_of(self.idx)
+
+    @_usage.setter
+    def _usage(self, packed: bytes | None) -> None:
+        self._at.set_usage(self.idx, packed)
+
+    @property
     def usage(self) -> UsageNumbers | None:
         """The usage the entry carries (an assistant or tool-result message, a `usage` entry, a compaction or
         branch summary: Pi 1.x's sources), each number as the file has it (int or float; 0.0 for a missing or
@@ -262,6 +251,14 @@ class Node:
     def kind(self) -> str:
         """`message:<role>` for messages, else the entry type."""
         return f"message:{self.role}" if self.type == "message" else self.type
+
+
+def node_class(at: Columns) -> type[Node]:
+    """The `Node` subclass whose entries are placed in `at` (made once a `Columns`)."""
+    made = at.node_type
+    if made is None:
+        made = at.node_type = type("Node", (Node,), {"__slots__": (), "_at": at})
+    return made  # type: ignore[no-any-return]
 
 
 class UsageNumbers(NamedTuple):

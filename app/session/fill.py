@@ -30,6 +30,7 @@ from pitree.session.entries import (
     Node,
     shared_model,
     shared_string,
+    shared_strings,
 )
 from pitree.session.estimate import (
     IMAGE_CHARS,
@@ -50,6 +51,7 @@ from pitree.session.text import (
 )
 
 _intern = shared_string
+_known = shared_strings()  # looked up first: a type or role is nearly always one seen before
 
 
 def _num(value: Any) -> float:
@@ -172,7 +174,7 @@ def _message(node: Node, msg: Any) -> None:
         node._text = f"[message: {type(msg).__name__ if msg is not None else 'missing'}]"
         return
     role = msg.get("role")
-    node.role = _intern(role) if isinstance(role, str) else js_string(role)
+    node.role = (_known.get(role) or _intern(role)) if type(role) is str else js_string(role)
     if role == "user":
         _user(node, msg)
         return
@@ -251,7 +253,7 @@ def _context_edit(node: Node, obj: dict[str, Any]) -> None:
 def fill_node(node: Node, obj: dict[str, Any]) -> None:
     """Set type, role, row text, estimate, usage and meta of `node` from its parsed JSON object."""
     etype = obj.get("type")
-    node.type = _intern(etype) if isinstance(etype, str) else js_string(etype)
+    node.type = (_known.get(etype) or _intern(etype)) if type(etype) is str else js_string(etype)
     if etype == "message":
         _message(node, obj.get("message"))
     elif etype == "compaction":

@@ -13,9 +13,8 @@ from pitree.session import dialect_omp
 from pitree.session.entries import (
     SYNTHETIC_ID,
     Node,
+    node_class,
     parse_timestamp,
-    shared_model,
-    shared_models,
     shared_string,
     shared_strings,
 )
@@ -222,16 +221,19 @@ class SessionBuilder:
         base_idx = len(tree.nodes)
         nodes = []
         new_node = Node.__new__
+        placed = node_class(tree.at)
         intern, known = shared_string, shared_strings()
-        models = shared_models()
         at = tree.at
         at.cut(base_idx)
         at.line.extend([r[2] + shift for r in rows])
         at.offset.extend([r[3] for r in rows])
         at.length.extend([r[4] for r in rows])
         at.ts.extend([r[7] for r in rows])
+        # estimate, usage (`pack_usage` bytes or None, as marshal keeps them) and model: columns too
+        at.extend_values(base_idx, [r[10] for r in rows], [r[12] for r in rows], [r[11] for r in rows])
+        metas = at.meta
         for idx, r in enumerate(rows, base_idx):
-            node = new_node(Node)
+            node = new_node(placed)
             (
                 node.id,
                 node.parent_id,
@@ -243,28 +245,22 @@ class SessionBuilder:
                 _,
                 text,
                 node.flags,
-                node.est,
-                node._usage,  # `pack_usage` bytes or None, as marshal keeps them
-                model,
-                node.meta,
+                _,
+                _,
+                _,
+                meta,
                 calls,
-                node.call_id,
+                call_id,
             ) = r
-            node._text, node._calls = text, calls
-            # The shared copies, looked up directly: most entries repeat a type, role and model seen before.
+            node._text, node._calls = text, call_id if role == "toolResult" else calls
+            # The shared copies, looked up directly: most entries repeat a type and role seen before.
             node.type = known.get(etype) or intern(etype)
             node.role = None if role is None else known.get(role) or intern(role)
-            if model is None:
-                node.model = None
-            else:
-                try:
-                    node.model = models.get(model) or shared_model(*model)
-                except TypeError:  # a JSON list or object where Pi writes a string: not shared
-                    node.model = shared_model(*model)
+            if meta is not None:
+                metas[idx] = meta
             if shift and node.flags & SYNTHETIC_ID and node.id == _line_id(line):
                 node.id = _line_id(line + shift)  # named in a segment whose lines counted from 1
             node.idx = idx
-            node._at = at
             node._kids = None
             node.parent = None
             nodes.append(node)
@@ -284,9 +280,9 @@ class SessionBuilder:
         return last + 1
 
     def _make_node(self, obj: dict[str, Any], idx: int, line: int, offset: int, length: int) -> Node:
-        node = Node()
+        at = self.tree.at
+        node = (at.node_type or node_class(at))()
         node.idx = idx
-        node._at = at = self.tree.at
         at.put(idx, line, offset, length, parse_timestamp(obj.get("timestamp")))
         if self._migrate_v2:
             message = obj.get("message")

@@ -16,17 +16,26 @@ def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
     first = nodes[0] if nodes else None
     texts: list[str | None]
     calls: list[Any]
-    if (
-        first is not None
-        and nodes[-1].idx - first.idx == len(nodes) - 1
-        and all(n._at is first._at and n._text is None for n in nodes)
-    ):  # a run of one tree's entries, texts in its columns: read them at once
+    if first is not None and nodes[-1].idx - first.idx == len(nodes) - 1 and all(n._at is first._at for n in nodes):
+        # a run of one tree's entries: read their columns at once
         at = first._at
-        texts = at.texts.range(first.idx, first.idx + len(nodes))
-        calls = _call_pairs(nodes, at)
+        a, b = first.idx, first.idx + len(nodes)
+        if all(n._text is None for n in nodes):  # texts in the columns
+            texts = at.texts.range(a, b)
+            calls = _call_pairs(nodes, at)
+        else:
+            texts, calls = [n._text for n in nodes], [n.calls for n in nodes]
+        ests = at.est[a:b].tolist()
+        pairs = at.models
+        models = [pairs[k - 1] if k else None for k in at.model[a:b]]
+        ends, blob = at.usage_end, at.usage_blob
+        starts = ends[a - 1 : b - 1] if a else [0, *ends[: b - 1]]
+        usages = [bytes(blob[s:e]) if e > s else None for s, e in zip(starts, ends[a:b], strict=True)]
     else:
         texts = [n._text for n in nodes]  # `Node.text` and `Node.calls`, inlined (on the entries)
-        calls = [n._calls for n in nodes]
+        calls = [n.calls for n in nodes]
+        ests, models, usages = [n.est for n in nodes], [n.model for n in nodes], [n._usage for n in nodes]
+    metas = first._at.meta if first is not None else {}
     return [
         (
             n.id,
@@ -39,14 +48,14 @@ def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
             n.ts,
             n.text if text is None else text,
             n.flags,
-            n.est,
-            n._usage,
-            n.model,
-            n.meta,
-            call if call is None or (type(call) is tuple and type(call[0]) is tuple) else n.calls,  # pairs
+            est,
+            usage,
+            model,
+            metas.get(n.idx) if n._at is first._at else n.meta,  # type: ignore[union-attr]
+            call,  # (id, text) pairs
             n.call_id,
         )
-        for n, text, call in zip(nodes, texts, calls, strict=True)
+        for n, text, call, est, usage, model in zip(nodes, texts, calls, ests, usages, models, strict=True)
     ]
 
 
@@ -59,11 +68,13 @@ def _call_pairs(nodes: list[Node], at: Columns) -> list[Any]:
     out: list[Any] = []
     for n in nodes:
         calls = n._calls
-        if calls is not None:
+        if calls is not None and n.role != "toolResult":
             k = first_call[n.idx] - base
             if type(calls) is str:
                 calls = ((calls, texts[k]),)
             else:
                 calls = tuple(zip(calls, texts[k : k + len(calls)], strict=True))
+        else:
+            calls = None
         out.append(calls)
     return out

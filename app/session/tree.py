@@ -52,6 +52,9 @@ def _remove_child(parent: Node, child: Node) -> None:
             parent._kids = kids[0]
 
 
+_APPLIED = frozenset({"label", "session_info", "title_change"})  # the entries whose meta `add` applies
+
+
 def _sort_key(node: Node) -> tuple[float, int]:
     ts = node.ts
     return (math.inf if ts != ts else ts, node.idx)
@@ -243,28 +246,28 @@ class SessionTree:
                 orphans = waiting.pop(nid, None)
                 if orphans:
                     self._adopt(node, orphans)
-            calls = node._calls
-            if calls is not None:
-                if type(calls) is str:  # one call, its text in `at.call_texts`: most turns
-                    tool_calls[calls] = node
-                elif type(calls[0]) is tuple:  # (id, text) pairs: the texts on the entry
-                    for pair in calls:
-                        if isinstance(pair[0], str):
-                            tool_calls[pair[0]] = pair
-                else:
-                    for call_id in calls:
-                        if isinstance(call_id, str):
-                            tool_calls[call_id] = node
-            elif node.call_id is not None:
-                call_id = node.call_id
-                known = tool_calls.get(call_id) if isinstance(call_id, str) else None
+            calls = node._calls  # `calls`, or a tool result's `call_id`
+            if calls is None:
+                pass
+            elif node.role == "toolResult":
+                known = tool_calls.get(calls) if isinstance(calls, str) else None
                 if known is not None:  # one copy of the id string, the call's
                     if isinstance(known, tuple):
-                        node.call_id = known[0]
+                        node._calls = known[0]
                     else:
                         ids = known._calls
-                        node.call_id = ids if type(ids) is str else _same(known.call_ids(), call_id)
-            meta = node.meta
+                        node._calls = ids if type(ids) is str else _same(known.call_ids(), calls)
+            elif type(calls) is str:  # one call, its text in `at.call_texts`: most turns
+                tool_calls[calls] = node
+            elif type(calls[0]) is tuple:  # (id, text) pairs: the texts on the entry
+                for pair in calls:
+                    if isinstance(pair[0], str):
+                        tool_calls[pair[0]] = pair
+            else:
+                for call_id in calls:
+                    if isinstance(call_id, str):
+                        tool_calls[call_id] = node
+            meta = node.meta if node.type in _APPLIED else None  # a lookup only for the few that need it
             if meta is not None:
                 if node.type == "label":
                     self._apply_label(node, meta)

@@ -271,9 +271,14 @@ def test_loading_never_changes_the_file(tmp_path: Path) -> None:
     ],
 )
 def test_usage_is_packed_and_read_back_exactly(values: tuple) -> None:
-    from pitree.session.entries import Node, pack_usage, unpack_usage
+    from pitree.session.entries import Columns, Node, node_class, pack_usage, unpack_usage
 
     node = Node()
+    with pytest.raises(ValueError):  # an entry not placed in columns has nowhere to keep it
+        node.usage = values
+    at = Columns()
+    at.put(0, 1, 0, 10, 0.0)
+    node = node_class(at)()
     node.usage = values
     back = node.usage
     assert back == values and [type(v) for v in back] == [type(v) for v in values]  # ints stay ints

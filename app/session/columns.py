@@ -1,0 +1,211 @@
+"""`Columns`: what a tree keeps of its entries by `Node.idx`, in arrays, instead of on each `Node`.
+
+As attributes of a million entries these cost several times as much (a slot is 8 bytes on every entry, an int
+or a `bytes` object tens more); `Node`'s properties read and write them here.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from itertools import accumulate
+from typing import TYPE_CHECKING, Any
+
+from pitree.session.row_texts import RowTexts
+
+if TYPE_CHECKING:
+    from pitree.session.entries import Node
+
+
+def _set_wide(column: array, i: int, value: int) -> array:
+    """`column[i] = value`, the column made 8 bytes an item first when `value` does not fit in 4 (returned)."""
+    try:
+        column[i] = value
+    except OverflowError:
+        column = array("q", column)
+        column[i] = value
+    return column
+
+
+class Columns:
+    """An entry's place in the file (line number, byte offset and byte length), when it was written (ms since the
+    epoch, nan when missing or unparseable), Pi's token estimate (`est`), its (provider, model) as a number in
+    `models` (`model`, 0 for none), its packed usage (`usage_blob`, entry i's bytes ending at `usage_end[i]`,
+    none when empty), its `meta` (a dict by idx: few entries have one) and its row text (`texts`). `call_texts`
+    holds Pi's formatted text of every tool call in file order, and `first_call` the number there of each
+    entry's first one (the count of calls before it).
+
+    `put` places the next entry; an entry's estimate, model and usage are set after it is placed and before the
+    next one is (`set_usage` only takes the newest), or for many at once by `extend_values`.
+    """
+
+    __slots__ = (
+        "line",
+        "offset",
+        "length",
+        "ts",
+        "est",
+        "model",
+        "models",
+        "_model_no",
+        "usage_end",
+        "usage_blob",
+        "meta",
+        "texts",
+        "call_texts",
+        "first_call",
+        "node_type",
+    )
+
+    def __init__(self) -> None:
+        self.line = array("q")
+        self.offset = array("q")
+        self.length = array("q")
+        self.ts = array("d")
+        self.est = array("I")
+        self.model = array("I")
+        self.models: list[tuple[Any, Any]] = []
+        self._model_no: dict[tuple[Any, Any], int] = {}
+        self.usage_end = array("I")
+        self.usage_blob = bytearray()
+        self.meta: dict[int, dict[str, Any]] = {}
+        self.texts = RowTexts()
+        self.call_texts = RowTexts()
+        self.first_call = array("I")
+        self.node_type: type | None = None  # the `Node` subclass placed here (`entries.node_class`)
+
+    def put(self, idx: int, line: int, offset: int, length: int, ts: float) -> None:
+        if idx != len(self.line):
+            self.cut(idx)
+        self.line.append(line)
+        self.offset.append(offset)
+        self.length.append(length)
+        self.ts.append(ts)
+        self.est.append(0)
+        self.model.append(0)
+        self.usage_end.append(len(self.usage_blob))
+
+    def cut(self, idx: int) -> None:
+        """Make entry `idx` the next one to be put (drops what is at and after it, pads before: zeros, nan
+        timestamps, no model, usage or meta). The texts are cut as the next ones are put (`RowTexts.put`)."""
+        had = len(self.line)
+        for column in (self.line, self.offset, self.length, self.est, self.model):
+            del column[idx:]
+            if len(column) < idx:
+                column.extend(array(column.typecode, [0]) * (idx - len(column)))
+        del self.ts[idx:]
+        if len(self.ts) < idx:
+            self.ts.extend(array("d", [math.nan]) * (idx - len(self.ts)))
+        ends = self.usage_end
+        del ends[idx:]
+        end = ends[-1] if ends else 0
+        del self.usage_blob[end:]
+        if len(ends) < idx:
+            ends.extend(array(ends.typecode, [end]) * (idx - len(ends)))
+        meta = self.meta
+        if meta and idx < had:  # rarely: a cut into what was read
+            for gone in [i for i in meta if i >= idx]:
+                del meta[gone]
+
+    # ---- per entry (`Node`'s properties) --------------------------------------------------------------------
+
+    def set_est(self, idx: int, value: int) -> None:
+        self.est = _set_wide(self.est, idx, value)
+
+    def model_no(self, pair: tuple[Any, Any] | None) -> int:
+        """The number of (provider, model) `pair` in `models` (added when new), 0 for None."""
+        if pair is None:
+            return 0
+        try:
+            found = self._model_no.get(pair)
+        except TypeError:  # a JSON list or object where Pi writes a string: numbered, not looked up
+            self.models.append(pair)
+            return len(self.models)
+        if found is None:
+            self.models.append(pair)
+            found = self._model_no[pair] = len(self.models)
+        return found
+
+    def model_of(self, idx: int) -> tuple[Any, Any] | None:
+        n = self.model[idx]
+        return self.models[n - 1] if n else None
+
+    def usage_of(self, idx: int) -> bytes | None:
+        """The packed usage of entry `idx` (`pack_usage`), None without one."""
+        ends = self.usage_end
+        start, end = ends[idx - 1] if idx else 0, ends[idx]
+        return bytes(self.usage_blob[start:end]) if end > start else None
+
+    def set_usage(self, idx: int, packed: bytes | None) -> None:
+        """Set the packed usage of the newest entry."""
+        ends, blob = self.usage_end, self.usage_blob
+        if idx != len(ends) - 1:
+            raise ValueError(f"usage is set on the newest entry ({len(ends) - 1}), not on {idx}")
+        start = ends[idx - 1] if idx else 0
+        del blob[start:]  # what it had, if anything (nothing after it: it is the newest)
+        if packed:
+            blob += packed
+        try:
+            ends[idx] = len(blob)
+        except OverflowError:
+            self.usage_end = _set_wide(ends, idx, len(blob))
+
+    # ---- many at once ---------------------------------------------------------------------------------------
+
+    def extend_values(
+        self, start: int, ests: list[int], models: list[tuple[Any, Any] | None], usages: list[bytes | None]
+    ) -> None:
+        """The estimates, models and usages of the entries put from `start` on, one each, in order."""
+        del self.est[start:]
+        try:
+            self.est.extend(ests)
+        except OverflowError:  # past 4 bytes: the column widens (what went in before the error goes again)
+            del self.est[start:]
+            self.est = array("q", self.est)
+            self.est.extend(ests)
+        del self.model[start:]
+        known = self._model_no
+        try:  # most pairs were seen before: a dict lookup each
+            numbers = [0 if m is None else known.get(m) or self.model_no(m) for m in models]
+        except TypeError:  # an unhashable pair: each numbered on its own
+            numbers = [self.model_no(m) for m in models]
+        self.model.extend(numbers)
+        ends = self.usage_end
+        del ends[start:]
+        end = ends[-1] if ends else 0
+        blob = self.usage_blob
+        del blob[end:]
+        blob += b"".join([p for p in usages if p])
+        made = list(accumulate([len(p) if p else 0 for p in usages], initial=end))
+        if made[-1] > 0xFFFFFFFF and ends.typecode == "I":
+            self.usage_end = ends = array("q", ends)
+        ends.extend(made[1:])
+
+    def take_texts(self, nodes: list[Node]) -> None:
+        """Keep the row texts and the tool calls' texts of `nodes` (consecutive, placed in these columns from
+        `nodes[0].idx` on) here, and no longer on the nodes; their calls keep only their ids (see `Node._calls`)."""
+        if not nodes:
+            return
+        start = nodes[0].idx
+        self.texts.extend(start, [node._text for node in nodes])  # type: ignore[misc]  # new: not None
+        first_call = self.first_call
+        if len(first_call) != start:  # read again from `start` (a cut) or after a gap: counted from the last
+            del first_call[start:]
+            first_call.extend(array("I", [len(self.call_texts)]) * (start - len(first_call)))
+        call_texts: list[str] = []
+        first = number = len(self.call_texts)
+        for node in nodes:
+            node._text = None
+            first_call.append(number)
+            calls = node._calls
+            if calls is not None and node.role != "toolResult":  # (id, text) pairs, as `fill` or a row gives them
+                if len(calls) == 1:  # most turns
+                    call_id, text = calls[0]  # type: ignore[str-unpack]  # a pair, not yet an id
+                    node._calls = call_id if type(call_id) is str else (call_id,)
+                    call_texts.append(text)
+                    number += 1
+                else:
+                    node._calls = tuple([pair[0] for pair in calls])
+                    call_texts.extend([pair[1] for pair in calls])
+                    number += len(calls)
+        self.call_texts.extend(first, call_texts)
