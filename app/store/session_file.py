@@ -259,6 +259,9 @@ def held_back_skips(path: Path, builder: SessionBuilder) -> list[Skipped]:
     ]
 
 
+TRIM_FRAMES = 64  # frames adopted between two `return_freed_memory` calls of a parallel load
+
+
 def _load_uncached(
     path: Path,
     size: int,
@@ -299,7 +302,9 @@ def _load_uncached(
             if cache is not None and cache.wants(builder.tree, builder):
                 cache.add_tree(builder)
             with gc_paused(big=True):
-                for frame in child.frames():
+                for n, frame in enumerate(child.frames(), 1):
+                    if not n % TRIM_FRAMES:
+                        return_freed_memory()  # the frames and rows adopted so far: else a cold load peaks higher
                     if cancelled is not None and cancelled():
                         raise LoadCancelled(f"loading {path.name} cancelled")
                     if cache is not None:
