@@ -170,8 +170,10 @@ class SessionBuilder:
     # ---- parallel loading: a second process parses the back half of a big file ---------------------------
 
     def continuation(self, offset: int) -> SessionBuilder:
-        """A builder for the lines from `offset` on (line numbers relative, from 1), same version rules."""
-        other = SessionBuilder(self.texts_apart)
+        """A builder for the lines from `offset` on (line numbers relative, from 1), same version rules. It keeps
+        the texts on its entries: its rows carry them (`parse_segment`), and putting them apart would encode each
+        only to decode it again."""
+        other = SessionBuilder(texts_apart=False)
         other.tree.header, other.tree.version = self.tree.header, self.tree.version
         other.tree.dialect = self.tree.dialect
         other._seen_header = True

@@ -13,50 +13,54 @@ from pitree.session.entries import Columns, Node
 
 def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
     """Nodes as plain tuples (marshal-able), in the field order `SessionBuilder.adopt_segment` reads back."""
-    first = nodes[0] if nodes else None
-    texts: list[str | None]
-    calls: list[Any]
-    if first is not None and nodes[-1].idx - first.idx == len(nodes) - 1 and all(n._at is first._at for n in nodes):
-        # a run of one tree's entries: read their columns at once
-        at = first._at
-        a, b = first.idx, first.idx + len(nodes)
-        if all(n._text is None for n in nodes):  # texts in the columns
-            texts = at.texts.range(a, b)
-            calls = _call_pairs(nodes, at)
-        else:
-            texts, calls = [n._text for n in nodes], [n.calls for n in nodes]
-        ests = at.est[a:b].tolist()
-        pairs = at.models
-        models = [pairs[k - 1] if k else None for k in at.model[a:b]]
-        ends, blob = at.usage_end, at.usage_blob
-        starts = ends[a - 1 : b - 1] if a else [0, *ends[: b - 1]]
-        usages = [bytes(blob[s:e]) if e > s else None for s, e in zip(starts, ends[a:b], strict=True)]
+    if not nodes:
+        return []
+    first = nodes[0]
+    placed, at = type(first), first._at
+    a, b = first.idx, first.idx + len(nodes)
+    if nodes[-1].idx != b - 1 or not all(type(n) is placed for n in nodes):  # not a run of one tree's entries
+        return [
+            (n.id, n.parent_id, n.line, n.offset, n.length, n.type, n.role, n.ts, n.text, n.flags, n.est, n._usage)
+            + (n.model, n.meta, n.calls, n.call_id)
+            for n in nodes
+        ]
+    # a run of one tree's entries: their columns read at once, the rest inlined (`Node`'s properties)
+    if all(n._text is None for n in nodes):  # texts in the columns
+        texts = at.texts.range(a, b)
+        calls = _call_pairs(nodes, at)
     else:
-        texts = [n._text for n in nodes]  # `Node.text` and `Node.calls`, inlined (on the entries)
-        calls = [n.calls for n in nodes]
-        ests, models, usages = [n.est for n in nodes], [n.model for n in nodes], [n._usage for n in nodes]
-    metas = first._at.meta if first is not None else {}
+        texts = [n.text for n in nodes]
+        calls = [n.calls for n in nodes]  # (id, text) pairs, wherever the texts are
+    pairs = at.models
+    models = [pairs[k - 1] if k else None for k in at.model[a:b]]
+    ends = at.usage_end
+    starts = ends[a - 1 : b - 1] if a else [0, *ends[: b - 1]]
+    base = starts[0] if starts else 0
+    blob = bytes(at.usage_blob[base : ends[b - 1]])  # one copy; each usage a slice of it
+    usages = [blob[s - base : e - base] if e > s else None for s, e in zip(starts, ends[a:b], strict=True)]
+    get_meta = at.meta.get if at.meta else _none
     return [
-        (
-            n.id,
-            n.parent_id,
-            n.line,
-            n.offset,
-            n.length,
-            n.type,
-            n.role,
-            n.ts,
-            n.text if text is None else text,
-            n.flags,
-            est,
-            usage,
-            model,
-            metas.get(n.idx) if n._at is first._at else n.meta,  # type: ignore[union-attr]
-            call,  # (id, text) pairs
-            n.call_id,
+        (n.id, n.parent_id, line, offset, length, n.type, n.role, ts, text, n.flags, est, usage, model, get_meta(i))
+        + (call, n._calls if n.role == "toolResult" else None)  # `call_id`
+        for n, i, line, offset, length, ts, text, est, usage, model, call in zip(
+            nodes,
+            range(a, b),
+            at.line[a:b].tolist(),
+            at.offset[a:b].tolist(),
+            at.length[a:b].tolist(),
+            at.ts[a:b].tolist(),
+            texts,
+            at.est[a:b].tolist(),
+            usages,
+            models,
+            calls,
+            strict=True,
         )
-        for n, text, call, est, usage, model in zip(nodes, texts, calls, ests, usages, models, strict=True)
     ]
+
+
+def _none(_: int) -> None:
+    return None
 
 
 def _call_pairs(nodes: list[Node], at: Columns) -> list[Any]:
