@@ -116,11 +116,13 @@ class Columns:
         """The number of (provider, model) `pair` in `models` (added when new), 0 for None."""
         if pair is None:
             return 0
-        try:
-            found = self._model_no.get(pair)
-        except TypeError:  # a JSON list or object where Pi writes a string: numbered, not looked up
+        provider, model = pair
+        if not (provider is None or type(provider) is str) or not (model is None or type(model) is str):
+            # what Pi writes as a string is something else (a number, a list, true): numbered, not looked up, so
+            # that `1` and `true` (equal in Python) stay apart
             self.models.append(pair)
             return len(self.models)
+        found = self._model_no.get(pair)
         if found is None:
             self.models.append(pair)
             found = self._model_no[pair] = len(self.models)
@@ -164,7 +166,7 @@ class Columns:
             self.est = array("q", self.est)
             self.est.extend(ests)
         del self.model[start:]
-        known = self._model_no
+        known = self._model_no  # string pairs only: another pair is never equal to one of them
         try:  # most pairs were seen before: a dict lookup each
             numbers = [0 if m is None else known.get(m) or self.model_no(m) for m in models]
         except TypeError:  # an unhashable pair: each numbered on its own

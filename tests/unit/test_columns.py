@@ -58,6 +58,15 @@ def test_models_are_numbered_once_each_and_unhashable_ones_kept() -> None:
     assert at.model_of(4) is a.model and at.model_of(5) == (["x"], None)
 
 
+def test_models_equal_in_python_but_not_in_json_stay_apart() -> None:
+    at = Columns()
+    one, true, text = placed(at, 3)
+    one.model, true.model, text.model = (1, "m"), (True, "m"), ("1", "m")
+    assert [type(n.model[0]) for n in (one, true, text)] == [int, bool, str]
+    at.extend_values(3, [0, 0], [(True, "m"), (1, "m")], [None, None])
+    assert type(at.model_of(3)[0]) is bool and type(at.model_of(4)[0]) is int
+
+
 def test_usage_only_on_the_newest_entry_and_cut_with_it() -> None:
     at = Columns()
     a, b = placed(at, 2)
