@@ -195,9 +195,7 @@ class Node:
     @property
     def model(self) -> tuple[Any, Any] | None:
         """(provider, model) of an assistant message or a usage entry, raw (any JSON values); None without."""
-        at = self._at
-        n = at.model[self.idx]
-        return at.models[n - 1] if n else None
+        return self._at.model_of(self.idx)
 
     @model.setter
     def model(self, pair: tuple[Any, Any] | None) -> None:
