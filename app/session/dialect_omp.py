@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from pitree.session.content import each_block
-from pitree.session.entries import Node, shared_model
+from pitree.session.entries import Node
 from pitree.session.estimate import ceil4, js_len, text_image_chars
 from pitree.session.fill import usage_values
 from pitree.session.parse import parse_line
@@ -222,7 +222,7 @@ def _fill(node: Node, obj: dict[str, Any], etype: Any, is_omp: bool) -> None:
             )
     elif etype == "model_usage":
         node._text = _row("model usage", obj.get("purpose"))
-        node.model = shared_model(obj.get("provider"), obj.get("model"))
+        node.model = (obj.get("provider"), obj.get("model"))
         node._usage = usage_values(obj.get("usage"))
     elif etype == "title_change":
         node._text = _row("title", obj.get("title"))

@@ -286,9 +286,9 @@ def unpack_usage(packed: bytes) -> UsageNumbers:
     return UsageNumbers._make(_marshal_loads(packed))
 
 
-# Types, roles, tool names and models repeat on every line; one shared object each saves memory.
+# Types, roles and tool names repeat on every line; one shared object each saves memory. (Models are numbered
+# once a tree, in its `Columns.models`.)
 _STRINGS: dict[str, str] = {}
-_MODELS: dict[tuple[Any, Any], tuple[Any, Any]] = {}
 
 
 def _intern(value: str) -> str:
@@ -305,21 +305,6 @@ def shared_string(value: str) -> str:
 def shared_strings() -> dict[str, str]:
     """The shared copies by value (a lookup that misses means: call `shared_string`)."""
     return _STRINGS
-
-
-def shared_models() -> dict[tuple[Any, Any], tuple[Any, Any]]:
-    """The shared (provider, model) pairs by value (a miss means: call `shared_model`)."""
-    return _MODELS
-
-
-def _hashable(*values: Any) -> bool:
-    return all(v is None or isinstance(v, str) for v in values)
-
-
-def shared_model(provider: Any, model: Any) -> tuple[Any, Any]:
-    """The one shared (provider, model) pair for these values (any JSON values are accepted)."""
-    pair = (provider, model)
-    return _MODELS.setdefault(pair, pair) if _hashable(provider, model) else pair
 
 
 def parse_timestamp(value: Any) -> float:

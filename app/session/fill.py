@@ -28,7 +28,6 @@ from pitree.session.entries import (
     IS_ERROR,
     NO_CONTEXT_USAGE,
     Node,
-    shared_model,
     shared_string,
     shared_strings,
 )
@@ -135,7 +134,7 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
         node.flags |= NO_CONTEXT_USAGE
     provider, model = msg.get("provider"), msg.get("model")
     if provider is not None or model is not None:
-        node.model = shared_model(provider, model)
+        node.model = (provider, model)
     node._usage = usage_values(msg.get("usage"))
     if calls:
         node._calls = tuple(calls)
@@ -296,7 +295,7 @@ def fill_node(node: Node, obj: dict[str, Any]) -> None:
         # Pi 1.x: usage that no message carries (e.g. `cache_warm`); always hidden in the tree, counted in totals
         node._text = f"[usage: {normalize(js_string(obj.get('kind')))}]"
         provider, model = obj.get("provider"), obj.get("model")
-        node.model = shared_model(provider, model)
+        node.model = (provider, model)
         node._usage = usage_values(obj.get("usage"))
         node.flags |= ALWAYS_HIDDEN
     else:
