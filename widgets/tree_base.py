@@ -170,7 +170,7 @@ class TreeBase(ScrollView):
     def cursor_node(self) -> Node | None:
         if self.layout_ is None or not self.shown:
             return None
-        return self.layout_.rows.nodes[self.shown[self.cursor]]
+        return self.layout_.rows.node(self.shown[self.cursor])
 
     def show_tree(
         self, tree: SessionTree, select_id: str | None = None, added: list[Node] | None = None,

@@ -209,7 +209,7 @@ class TreeDraw(TreeBase):
         naming what it holds: `  ← leaf (hidden: [label: …])`. `layout`: another than the one shown."""
         layout = layout or self.layout_
         assert layout is not None and self.stree is not None
-        node, leaf = layout.rows.nodes[row_index], self.leaf
+        node, leaf = layout.rows.node(row_index), self.leaf
         if leaf is None:
             return ""
         if node is leaf:
@@ -232,7 +232,7 @@ class TreeDraw(TreeBase):
 
     def _render_row(self, row_index: int, width: int, is_cursor: bool) -> Strip:
         assert self.layout_ is not None
-        node = self.layout_.rows.nodes[row_index]
+        node = self.layout_.rows.node(row_index)
         text = self.row_text(
             row_index, is_cursor, shift=self.indent_shift(width), room=self.prefix_room(width), leaf=False
         )

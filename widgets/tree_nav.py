@@ -50,7 +50,7 @@ class TreeNav(TreeBase):
         """The node drawn for the leaf: the leaf itself, or its nearest shown ancestor if filtered out."""
         if self.leaf is None or not self.shown or self.layout_ is None:
             return None
-        return self.layout_.rows.nodes[self.shown[self._nearest_visible(self.leaf.id)]]
+        return self.layout_.rows.node(self.shown[self._nearest_visible(self.leaf.id)])
 
     def select_id(self, entry_id: str) -> bool:
         """`go_to` for callers that need no notice: False when the tree has no such entry."""
@@ -216,7 +216,7 @@ class TreeNav(TreeBase):
         if self.layout_ is None or not self.shown:
             return
         row = self.shown[self.cursor]
-        node = self.layout_.rows.nodes[row]
+        node = self.layout_.rows.node(row)
         if self.layout_.foldable(row) and node.id not in self.folded:
             self.folded.add(node.id)
             self._refold()
@@ -227,7 +227,7 @@ class TreeNav(TreeBase):
         if self.layout_ is None or not self.shown:
             return
         row = self.shown[self.cursor]
-        node = self.layout_.rows.nodes[row]
+        node = self.layout_.rows.node(row)
         if node.id in self.folded:
             self.folded.discard(node.id)
             self._refold()

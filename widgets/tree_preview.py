@@ -47,7 +47,7 @@ def screen_of(view: TreeView, status: dict[str, object]) -> FirstScreen | None:
     first, last = max(0, leaf_row - AROUND), min(len(layout.rows), leaf_row + AROUND + 1)
     rows = []
     for i in range(first, last):
-        entry = layout.rows.nodes[i]
+        entry = layout.rows.node(i)
         prefix = layout.prefix(i)
         parts = view.row_parts(layout, i, False, bool(prefix), compare=False)
         model, tokens, ts = column_figures(entry)
@@ -66,7 +66,7 @@ def branch_screen(branch: LeafBranch) -> FirstScreen | None:
     if leaf is None or not layout.rows:
         return None
     rows = []
-    for node in layout.rows.nodes:
+    for node in layout.rows.iter_nodes():
         parts = [("• ", "tree-view--dot")]
         label = tree.labels.get(node.id)
         if label:

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from pitree.memory import return_freed_memory
 from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
 from pitree.session.gcpause import gc_paused
-from pitree.session.layout_rows import ActivePath, GutterChain, RowTable, RowTuple
+from pitree.session.layout_rows import CONNECTOR, IS_LAST, VROOT, ActivePath, GutterChain, RowTable, RowTuple
 from pitree.session.tree import SessionTree
 
 _HIDDEN = HIDDEN_TOOL_ONLY | ALWAYS_HIDDEN
@@ -42,11 +42,10 @@ class Layout:
         kept right by `extend_layout` (an int array: a dict of ids would cost many times more)."""
         pos = self._pos
         if pos is None:
-            nodes = self.rows.nodes
-            size = max((n.idx for n in nodes), default=-1) + 1
-            pos = array("i", [-1]) * size
-            for i, node in enumerate(nodes):
-                pos[node.idx] = i
+            idx = self.rows.idx
+            pos = array("i", [-1]) * (max(idx, default=-1) + 1)
+            for i, k in enumerate(idx):
+                pos[k] = i
             self._pos = pos
         return pos
 
@@ -57,7 +56,7 @@ class Layout:
         if idx >= len(pos):
             return None
         i = pos[idx]
-        if i < 0 or self.rows.nodes[i] is not node:
+        if i < 0 or self.rows.idx[i] != idx:
             return None
         return i
 
@@ -92,7 +91,8 @@ class Layout:
         display_indent = self.prefix_levels(i)
         if display_indent == 0:
             return ""
-        has_connector = rows.connector[i] and not rows.vroot[i]
+        bits = rows.bits[i]
+        has_connector = bits & CONNECTOR and not bits & VROOT
         connector_pos = display_indent - 1 if has_connector else -1
         gutters = rows.chain.level_map(rows.gutters[i])
         out: list[str] = []
@@ -101,7 +101,7 @@ class Layout:
                 out.append("│  " if gutters[level] else "   ")
             elif level == connector_pos:
                 mid = "⊞" if folded else ("⊟" if self.foldable(i) else "─")
-                out.append(("└" if rows.is_last[i] else "├") + mid + " ")
+                out.append(("└" if bits & IS_LAST else "├") + mid + " ")
             else:
                 out.append("   ")
         return "".join(out)
@@ -144,7 +144,7 @@ def build_layout(
     given, is called every few thousand entries (a background build waits there while the user types)."""
     with gc_paused():
         roots, shown, active, leaf = _shown_forest(tree, mode, query, leaf, pace)
-        table = RowTable()
+        table = RowTable(tree.nodes)
         made = _rows_of(roots, shown, table.chain)
         while part := list(islice(made, BUILD_CHUNK)):
             table.extend(part)
@@ -329,11 +329,11 @@ def visible_indices(layout: Layout, folded: set[str]) -> Sequence[int]:
     if not folded:
         return range(len(rows))
     out = array("i")
-    nodes, nchildren, ends = rows.nodes, rows.nchildren, rows.end
-    i, n = 0, len(nodes)
+    entries, idx, nchildren, ends = rows.entries, rows.idx, rows.nchildren, rows.end
+    i, n = 0, len(idx)
     while i < n:
         out.append(i)
-        if nchildren[i] and nodes[i].id in folded:
+        if nchildren[i] and entries[idx[i]].id in folded:
             i = ends[i]
         else:
             i += 1

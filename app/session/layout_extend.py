@@ -60,7 +60,7 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
                 pending[-1] = pending[-1]._replace(node=node)
             else:
                 assert old_row is not None
-                table.nodes[old_row] = node
+                table.replace_node(old_row, node)
                 pos[old_leaf.idx] = -1
                 pos[node.idx] = old_row
             continue
@@ -90,12 +90,12 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
         pending.append(Row(node, indent, False, True, gutters, False, a_index, 0, 0))  # type: ignore[arg-type]
     k = len(pending)
     if k:
-        nodes, ends, parents = table.nodes, table.end, table.parent_row
-        for i in range(len(nodes) - 1, at - 1, -1):
+        idx, ends, parents = table.idx, table.end, table.parent_row
+        for i in range(len(idx) - 1, at - 1, -1):
             ends[i] += k
             if parents[i] >= at:
                 parents[i] += k
-            pos[nodes[i].idx] = i + k
+            pos[idx[i]] = i + k
         for i in range(at):
             if ends[i] >= at:  # the subtree holds the anchor (row at - 1)
                 ends[i] += k

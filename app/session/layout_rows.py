@@ -1,6 +1,6 @@
 """A layout's rows: `Row` (one visible line of the tree), `RowTable` (the rows kept as columns), `ActivePath`.
 
-A layout keeps its rows as columns (a list of entries, arrays of ints and bytes), a few dozen bytes a row where a
+A layout keeps its rows as columns (arrays of ints and bytes), 20 bytes a row where a
 `Row` object each would cost several times that; the explorer holds one layout per filter. A row's gutters are a
 link in the layout's `GutterChain` (each gutter the one it extends plus one level), not a tuple of its own: a
 tuple each cost the depth of every branch over again (16 MB a layout at 1,000,000 entries, 2,000 branches deep).
@@ -11,11 +11,17 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
+from itertools import repeat
+from operator import attrgetter, lshift, or_
 from typing import NamedTuple, overload
 
 from pitree.session.entries import Node
 
 Gutters = tuple[tuple[int, bool], ...]
+
+CONNECTOR, IS_LAST, VROOT = 1, 2, 4  # `RowTable.bits`
+_IDX = attrgetter("idx")
+_ONES, _TWOS, _SATURATED = repeat(1), repeat(2), repeat(255)
 
 
 class Row(NamedTuple):
@@ -128,39 +134,49 @@ class ActivePath:
 
 
 class RowTable:
-    """A layout's rows as columns. Reads like a sequence of `Row`; `nodes` etc. are the columns themselves
-    (`gutters` holds each row's link in `chain`, -1 for none)."""
+    """A layout's rows as columns. Reads like a sequence of `Row`; the columns themselves are `idx` (each row's
+    entry, by its file position in `entries`, the tree's list), `indent`, `bits` (CONNECTOR | IS_LAST | VROOT),
+    `gutters` (a link in `chain`, -1 for none), `parent_row`, `nchildren` (saturated at 255: `children_of` counts
+    past it) and `end`: 20 bytes a row (a list of entries and a byte or an int for each field cost 31)."""
 
-    __slots__ = (
-        "nodes",
-        "indent",
-        "connector",
-        "is_last",
-        "gutters",
-        "vroot",
-        "parent_row",
-        "nchildren",
-        "end",
-        "chain",
-    )
+    __slots__ = ("entries", "idx", "indent", "bits", "gutters", "parent_row", "nchildren", "end", "chain")
 
-    def __init__(self, chain: GutterChain | None = None) -> None:
+    def __init__(self, entries: list[Node], chain: GutterChain | None = None) -> None:
+        self.entries = entries
         self.chain = chain if chain is not None else GutterChain()
-        self.nodes: list[Node] = []
-        self.indent = array("i")
-        self.connector = bytearray()
-        self.is_last = bytearray()
+        self.idx = array("i")
+        self.indent = array("H")  # widens to "i" past 65,535 (`_widen_indent`)
+        self.bits = bytearray()
         self.gutters = array("i")
-        self.vroot = bytearray()
         self.parent_row = array("i")
-        self.nchildren = array("i")
+        self.nchildren = bytearray()
         self.end = array("i")
 
     def __len__(self) -> int:
-        return len(self.nodes)
+        return len(self.idx)
 
     def __bool__(self) -> bool:
-        return bool(self.nodes)
+        return bool(self.idx)
+
+    def node(self, i: int) -> Node:
+        """Row i's entry."""
+        return self.entries[self.idx[i]]
+
+    def iter_nodes(self) -> Iterator[Node]:
+        entries = self.entries
+        return (entries[k] for k in self.idx)
+
+    def children_of(self, i: int) -> int:
+        """How many shown children row i has (`nchildren` holds at most 255)."""
+        n = self.nchildren[i]
+        if n < 255:
+            return n
+        parents, j, end, count = self.parent_row, i + 1, self.end[i], 0
+        while j < end:  # each child's subtree is a contiguous range after it
+            if parents[j] == i:
+                count += 1
+            j = self.end[j]
+        return count
 
     @overload
     def __getitem__(self, i: int) -> Row: ...
@@ -168,21 +184,22 @@ class RowTable:
     def __getitem__(self, i: slice) -> list[Row]: ...
     def __getitem__(self, i: int | slice) -> Row | list[Row]:
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self.nodes)))]
+            return [self[j] for j in range(*i.indices(len(self.idx)))]
+        bits = self.bits[i]
         return Row(
-            self.nodes[i],
+            self.entries[self.idx[i]],
             self.indent[i],
-            bool(self.connector[i]),
-            bool(self.is_last[i]),
+            bool(bits & CONNECTOR),
+            bool(bits & IS_LAST),
             self.chain.tuple_of(self.gutters[i]),
-            bool(self.vroot[i]),
+            bool(bits & VROOT),
             self.parent_row[i],
-            self.nchildren[i],
+            self.children_of(i),
             self.end[i],
         )
 
     def __iter__(self) -> Iterator[Row]:
-        for i in range(len(self.nodes)):
+        for i in range(len(self.idx)):
             yield self[i]
 
     def extend(self, rows: Sequence[RowTuple]) -> None:
@@ -190,30 +207,39 @@ class RowTable:
         if not rows:
             return
         nodes, indent, conn, last, gutters, vroot, parent, nch, end = zip(*rows, strict=True)
-        self.nodes.extend(nodes)  # type: ignore[arg-type]
-        self.indent.extend(indent)  # type: ignore[arg-type]
-        self.connector.extend(conn)  # type: ignore[arg-type]
-        self.is_last.extend(last)  # type: ignore[arg-type]
+        self.idx.extend(map(_IDX, nodes))
+        try:
+            self.indent.extend(indent)  # type: ignore[arg-type]
+        except OverflowError:
+            self._widen_indent()
+            self.indent.extend(indent)  # type: ignore[arg-type]
+        self.bits.extend(map(or_, conn, map(or_, map(lshift, last, _ONES), map(lshift, vroot, _TWOS))))
         self.gutters.extend(gutters)  # type: ignore[arg-type]
-        self.vroot.extend(vroot)  # type: ignore[arg-type]
         self.parent_row.extend(parent)  # type: ignore[arg-type]
-        self.nchildren.extend(nch)  # type: ignore[arg-type]
+        try:
+            self.nchildren.extend(nch)  # type: ignore[arg-type]
+        except ValueError:  # a row with 256 or more shown children
+            self.nchildren.extend(map(min, nch, _SATURATED))
         self.end.extend(end)  # type: ignore[arg-type]
+
+    def _widen_indent(self) -> None:
+        if self.indent.typecode == "H":
+            self.indent = array("i", self.indent)
 
     def insert(self, at: int, rows: Sequence[RowTuple]) -> None:
         """Put `rows` (as `extend` takes them) in before row `at` (indices in the rows themselves are the caller's
         to shift)."""
-        tail = RowTable(self.chain)
+        tail = RowTable(self.entries, self.chain)
         tail.extend(rows)
-        self.nodes[at:at] = tail.nodes
-        self.indent[at:at] = tail.indent
-        self.connector[at:at] = tail.connector
-        self.is_last[at:at] = tail.is_last
+        if tail.indent.typecode != self.indent.typecode:
+            self._widen_indent()
+        self.idx[at:at] = tail.idx
+        self.indent[at:at] = array(self.indent.typecode, tail.indent)
+        self.bits[at:at] = tail.bits
         self.gutters[at:at] = tail.gutters
-        self.vroot[at:at] = tail.vroot
         self.parent_row[at:at] = tail.parent_row
         self.nchildren[at:at] = tail.nchildren
         self.end[at:at] = tail.end
 
     def replace_node(self, i: int, node: Node) -> None:
-        self.nodes[i] = node
+        self.idx[i] = node.idx

@@ -265,11 +265,11 @@ async def test_a_first_open_shows_the_leafs_branch_while_the_tree_is_read(
         assert view.cursor_node.id == "last"
         assert placed[0] == view.scroll_offset.y
         layout = view.layout_for("default")
-        path_rows = [i for i, n in enumerate(layout.rows.nodes) if n in layout.active]
-        assert [r.id for r in branch.rows] == [layout.rows.nodes[i].id for i in path_rows]
+        path_rows = [i for i, n in enumerate(layout.rows.iter_nodes()) if n in layout.active]
+        assert [r.id for r in branch.rows] == [layout.rows.node(i).id for i in path_rows]
         for row, i in zip(branch.rows, path_rows, strict=True):
             assert row_text(row.parts) == row_text(view.row_parts(layout, i, False, bool(layout.prefix(i)))), row.id
-            assert (row.model, row.tokens) == column_figures(layout.rows.nodes[i])[:2], row.id
+            assert (row.model, row.tokens) == column_figures(layout.rows.node(i))[:2], row.id
 
 
 async def test_the_cursor_moved_on_the_leafs_branch_is_where_the_tree_opens(

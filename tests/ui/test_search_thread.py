@@ -32,7 +32,7 @@ def expected(view: TreeView, query: str) -> list[int]:
     tree, layout = view.stree, view.layout_
     assert tree is not None and layout is not None
     tokens = tokens_of(query)
-    return [i for i, node in enumerate(layout.rows.nodes) if all(t in tree.search_text(node) for t in tokens)]
+    return [i for i, node in enumerate(layout.rows.iter_nodes()) if all(t in tree.search_text(node) for t in tokens)]
 
 
 class Gate:

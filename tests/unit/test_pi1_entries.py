@@ -57,7 +57,7 @@ def test_filters_hide_what_pi_16_hides() -> None:
     ]
     tree = tree_of(entries)
     assert tree.get("k1").flags & ALWAYS_HIDDEN  # type: ignore[union-attr]
-    shown = {mode: [n.id for n in build_layout(tree, mode).rows.nodes] for mode in FILTERS}
+    shown = {mode: [n.id for n in build_layout(tree, mode).rows.iter_nodes()] for mode in FILTERS}
     assert shown["default"] == shown["no-tools"] == ["u1", "a1"]
     assert shown["all"] == ["u1", "a1", "e1", "s1"]
     assert shown["user-only"] == ["u1"] and shown["labeled-only"] == []
@@ -172,7 +172,7 @@ def test_case_5_usage_entry() -> None:
     total = usage_report(tree)["total"]
     assert total["totalTokens"] == 10 + 5 and total["cost"] == pytest.approx(0.51)
     assert total["sources"] == {"assistant": 1, "usage": 1}
-    assert all("k1" not in [n.id for n in build_layout(tree, mode).rows.nodes] for mode in FILTERS)
+    assert all("k1" not in [n.id for n in build_layout(tree, mode).rows.iter_nodes()] for mode in FILTERS)
 
 
 def test_case_9_summary_and_tool_usage_even_on_an_abandoned_branch() -> None:
