@@ -11,7 +11,6 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import NamedTuple
 
 from pitree.memory import return_freed_memory
@@ -69,12 +68,12 @@ class Layout:
     def foldable(self, i: int) -> bool:
         """Pi's isFoldable: has visible children and is a root or the start of a branch segment."""
         rows = self.rows
-        if rows.nchildren[i] == 0:
+        if rows.children_of(i) == 0:
             return False
-        parent = rows.parent_row[i]
+        parent = rows.parent_of(i)
         if parent < 0:
             return True
-        return rows.nchildren[parent] > 1
+        return rows.children_of(parent) > 1
 
     def levels_of(self, indent: int) -> int:
         """How many levels (of 3 columns each) the guides of a row at `indent` take: one fewer with several roots."""
@@ -82,19 +81,19 @@ class Layout:
 
     def prefix_levels(self, i: int) -> int:
         """How many levels row i's guides take."""
-        return self.levels_of(self.rows.indent[i])
+        return self.levels_of(self.rows.indent_of(i))
 
     def prefix(self, i: int, folded: bool = False, start: int = 0, stop: int | None = None) -> str:
         """Pi's tree gutter for row i: `│`, `├─`, `└─`, with `⊟`/`⊞` on foldable branch starts; with `start` and
         `stop`, only those levels of it (a deep row's guides are thousands of columns, and a screen shows a few)."""
         rows = self.rows
-        display_indent = self.prefix_levels(i)
+        indent, bits, link = rows.fields(i)[:3]
+        display_indent = self.levels_of(indent)
         if display_indent == 0:
             return ""
-        bits = rows.bits[i]
         has_connector = bits & CONNECTOR and not bits & VROOT
         connector_pos = display_indent - 1 if has_connector else -1
-        gutters = rows.chain.level_map(rows.gutters[i])
+        gutters = rows.chain.level_map(link)
         out: list[str] = []
         for level in range(max(0, start), display_indent if stop is None else min(stop, display_indent)):
             if level in gutters:
@@ -128,7 +127,6 @@ def passes_filter(tree: SessionTree, node: Node, mode: str) -> bool:
     raise ValueError(f"unknown filter {mode!r} (choose from {', '.join(FILTERS)})")
 
 
-BUILD_CHUNK = 4096  # rows made before they go into the columns (the tuples in between stay few)
 PACE_MASK = 0x3FFF  # `pace()` every 16,384 entries of a loop
 TRIM_ROWS = 100_000  # entries from which a layout gives the memory it freed back (`return_freed_memory`)
 
@@ -145,26 +143,14 @@ def build_layout(
     with gc_paused():
         roots, shown, active, leaf = _shown_forest(tree, mode, query, leaf, pace)
         table = RowTable(tree.nodes)
-        made = _rows_of(roots, shown, table.chain)
-        while part := list(islice(made, BUILD_CHUNK)):
-            table.extend(part)
-            if pace is not None:
-                pace()
-        # Subtree ends, for folding: rows are in pre-order, so a subtree is a contiguous range.
-        n = len(table)
-        sizes = array("i", [1]) * n
-        parents = table.parent_row
-        for top in range(n, 0, -PACE_MASK - 1):  # bottom-up, a chunk at a time (`pace` between chunks)
-            for i in range(top - 1, max(top - PACE_MASK - 1, 0) - 1, -1):
-                p = parents[i]
-                if p >= 0:
-                    sizes[p] += sizes[i]
-            if pace is not None:
-                pace()
-        table.end = array("i", map(int.__add__, range(n), sizes))
+        parent_run = array("i")
+        add_run, add_parent = table.add_run, parent_run.append
+        for first, head, parent, cont, last_nch in _runs_of(roots, shown, table.chain, table.idx, pace):
+            add_run(first, head, cont, last_nch)
+            add_parent(parent)
+        table.set_ends(parent_run)
         if len(tree.nodes) > TRIM_ROWS:
-            # the columns grew by copies and pass 1's arrays are an int an entry, which malloc keeps (~40 MB at
-            # 800,000 rows, ~12 MB for a short filter of 1,000,000 entries)
+            # pass 1's arrays are an int an entry, which malloc keeps (~12 MB at 1,000,000 entries)
             return_freed_memory()
         return Layout(table, len(roots) > 1, leaf, active, mode, query, tree.by_id, dropped=tree.dropped_count)
 
@@ -189,6 +175,31 @@ def stream_layout(tree: SessionTree, mode: str = "default", query: str = "", lea
         roots, shown, active, leaf = _shown_forest(tree, mode, query, leaf)
     chain = GutterChain()
     return RowStream(_rows_of(roots, shown, chain), chain, leaf, active, mode, query)
+
+
+def _rows_of(roots: list[Node], shown: Shown, chain: GutterChain) -> Iterator[RowTuple]:
+    """`_runs_of`'s runs as rows, each a tuple in `Row`'s field order with `end` 0 (only the current run's
+    entries held: a run can be most of the session)."""
+    nodes, idx = shown.nodes, array("i")  # the entries of the run being made
+    for first, head, _, cont, last_nch in _runs_of(roots, shown, chain, idx):
+        indent, bits, gutters, parent_row = head
+        stop = first + len(idx)
+        yield (
+            nodes[idx[0]],
+            indent,
+            bool(bits & CONNECTOR),
+            bool(bits & IS_LAST),
+            gutters,
+            bool(bits & VROOT),
+            parent_row,
+            1 if first + 1 < stop else last_nch,
+            0,
+        )
+        c_indent, c_gutters = cont
+        for j in range(1, len(idx)):
+            i = first + j
+            yield (nodes[idx[j]], c_indent, False, True, c_gutters, False, i - 1, 1 if i + 1 < stop else last_nch, 0)
+        del idx[:]
 
 
 class Shown(NamedTuple):
@@ -266,25 +277,39 @@ def _shown_forest(
     return roots, Shown(tree.nodes, first, after), active, leaf
 
 
-def _rows_of(roots: list[Node], shown: Shown, chain: GutterChain) -> Iterator[RowTuple]:
-    """Pass 2: Pi's indentation over the shown forest, one row at a time in display order, each as a tuple in
-    `Row`'s field order with `end` 0 and the gutters a link added to `chain`."""
+Run = tuple[int, tuple[int, int, int, int], int, tuple[int, int], int]
+
+
+def _runs_of(
+    roots: list[Node], shown: Shown, chain: GutterChain, out: array, pace: Callable[[], None] | None = None
+) -> Iterator[Run]:
+    """Pass 2: Pi's indentation over the shown forest in display order, a run at a time (`RowTable`): each row's
+    entry appended to `out`, then the run as (first row, the head's (indent, bits, gutters, parent row), the
+    run that holds that parent (-1 for none), the other rows' (indent, gutters), the last row's shown children)."""
     multiple = len(roots) > 1
-    made = 0  # rows made so far
-    push_gutter = chain.push
-    Frame = tuple[Node, int, bool, bool, bool, int, bool, int]
+    made = runs = 0  # rows and runs made so far
+    push_gutter, keep = chain.push, out.append
+    Frame = tuple[Node, int, bool, bool, bool, int, bool, int, int]
     lstack: list[Frame] = []
     for i in range(len(roots) - 1, -1, -1):
-        lstack.append((roots[i], 1 if multiple else 0, multiple, multiple, i == len(roots) - 1, -1, multiple, -1))
+        last = i == len(roots) - 1
+        lstack.append((roots[i], 1 if multiple else 0, multiple, multiple, last, -1, multiple, -1, -1))
     nodes, first, after = shown
     while lstack:
-        node, indent, just_branched, show_conn, is_last, gutters, vroot, parent_row = lstack.pop()
-        while True:  # a single visible child continues here, without the stack
+        node, indent, just_branched, show_conn, is_last, gutters, vroot, parent_row, parent_run = lstack.pop()
+        head = (indent, show_conn | is_last << 1 | vroot << 2, gutters, parent_row)
+        cont = (indent, gutters)
+        run_first, my_run = made, runs
+        runs += 1
+        while True:  # a single shown child continues the run
+            keep(node.idx)
             my_row = made
             made += 1
+            if pace is not None and not made & PACE_MASK:
+                pace()
             kid = first[node.idx]
             if kid < 0:
-                yield (node, indent, show_conn, is_last, gutters, vroot, parent_row, 0, 0)
+                n = 0
                 break
             kids: Sequence[Node]
             if after[kid] < 0:  # one shown child: most entries
@@ -295,7 +320,6 @@ def _rows_of(roots: list[Node], shown: Shown, chain: GutterChain) -> Iterator[Ro
                     kids.append(nodes[kid])
                     kid = after[kid]
             n = len(kids)
-            yield (node, indent, show_conn, is_last, gutters, vroot, parent_row, n, 0)
             multi = n > 1
             if multi or (just_branched and indent > 0):
                 child_indent = indent + 1
@@ -306,13 +330,15 @@ def _rows_of(roots: list[Node], shown: Shown, chain: GutterChain) -> Iterator[Ro
                 child_gutters = push_gutter(gutters, max(0, display_indent - 1), not is_last)
             else:
                 child_gutters = gutters
-            if not multi:
-                node, indent, just_branched, show_conn, is_last = kids[0], child_indent, False, False, True
-                gutters, vroot, parent_row = child_gutters, False, my_row
-                continue
-            for j in range(n - 1, -1, -1):
-                lstack.append((kids[j], child_indent, multi, multi, j == n - 1, child_gutters, False, my_row))
-            break
+            if multi:
+                for j in range(n - 1, -1, -1):
+                    lstack.append((kids[j], child_indent, True, True, j == n - 1, child_gutters, False, my_row, my_run))
+                break
+            if my_row == run_first:  # the rest of the run is alike
+                cont = (child_indent, child_gutters)
+            node, indent, just_branched, show_conn, is_last = kids[0], child_indent, False, False, True
+            gutters, vroot = child_gutters, False
+        yield run_first, head, parent_run, cont, n
 
 
 def _active_first(nodes: Sequence[Node], active: ActivePath) -> list[Node]:
@@ -329,12 +355,12 @@ def visible_indices(layout: Layout, folded: set[str]) -> Sequence[int]:
     if not folded:
         return range(len(rows))
     out = array("i")
-    entries, idx, nchildren, ends = rows.entries, rows.idx, rows.nchildren, rows.end
+    entries, idx = rows.entries, rows.idx
     i, n = 0, len(idx)
     while i < n:
         out.append(i)
-        if nchildren[i] and entries[idx[i]].id in folded:
-            i = ends[i]
+        if entries[idx[i]].id in folded and rows.children_of(i):
+            i = rows.end_of(i)
         else:
             i += 1
     return out

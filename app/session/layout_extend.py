@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, Node
 from pitree.session.layout import Layout, passes_filter
-from pitree.session.layout_rows import Row
+from pitree.session.layout_rows import CONNECTOR, IS_LAST, VROOT
 from pitree.session.tree import SessionTree
 
 
@@ -16,9 +16,9 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
     the change is anything else, and the caller must `build_layout` again. After False the layout may have
     been changed in part (the checks that decline run as the rows are placed): it must not be used again.
 
-    New rows go right after the old leaf's row (or, when the old leaf was a tool-call-only assistant turn that
-    only the leaf shows, one takes that row's place); a batch of k entries moves the rows after them down by
-    k in one pass: O(rows) integer updates per batch instead of rebuilding the layout.
+    New rows go right after the old leaf's row, in its run (or, when the old leaf was a tool-call-only assistant
+    turn that only the leaf shows, one takes that row's place); a batch of k entries moves the rows after them
+    down by k in one pass: O(rows) integer updates per batch instead of rebuilding the layout.
     """
     if not added or layout.query or layout.leaf is None or tree.leaf is not added[-1]:
         return False
@@ -39,8 +39,9 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
     if need > len(pos):
         pos.extend(array("i", [-1]) * (need - len(pos)))
     mode = layout.mode
-    pending: list[Row] = []  # new rows, a chain, to go in at `at` (their gutters a link in the table's chain)
-    at = -1
+    pending: list[Node] = []  # new rows, a chain, to go in right after row `anchor`, in its run
+    anchor: int | None = None
+    cont: tuple[int, int] | None = None  # the run's (indent, gutters) for its rows after the head, when new
     for node in added:
         old_leaf = layout.leaf
         assert old_leaf is not None
@@ -49,7 +50,7 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
         visible = not node.flags & ALWAYS_HIDDEN
         if visible and mode != "all":
             visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in tree.labels
-        in_pending = bool(pending) and pending[-1].node is old_leaf
+        in_pending = bool(pending) and pending[-1] is old_leaf
         old_row = None if in_pending else layout.row_of(old_leaf)
         if old_leaf.flags & HIDDEN_TOOL_ONLY and (in_pending or old_row is not None):
             # The old leaf was shown only because it was the leaf: the new entry, which hangs where it hung,
@@ -57,7 +58,7 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
             if not visible:
                 return False
             if in_pending:
-                pending[-1] = pending[-1]._replace(node=node)
+                pending[-1] = node
             else:
                 assert old_row is not None
                 table.replace_node(old_row, node)
@@ -66,10 +67,7 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
             continue
         if not visible:
             continue  # no row: it shows through its nearest shown ancestor, as the leaf does under a filter
-        if pending:
-            a, a_index = pending[-1], at + len(pending) - 1
-            pending[-1] = a._replace(nchildren=1)
-        else:
+        if not pending:
             anchor = old_row
             walk: Node | None = old_leaf
             while anchor is None and walk is not None:
@@ -77,29 +75,21 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
                 anchor = layout.row_of(walk) if walk is not None else None
             if anchor is None:
                 return False  # no shown ancestor: the entry would be a new root
-            a, a_index, at = table[anchor]._replace(gutters=table.gutters[anchor]), anchor, anchor + 1
-            if a.nchildren:
+            indent, bits, link, _, nchildren, _ = table.fields(anchor)
+            if nchildren:
                 return False  # the anchor gets a second shown child: its children's shapes change
-            table.nchildren[anchor] = 1
-        indent = a.indent + 1 if a.connector and a.indent > 0 else a.indent
-        if a.connector and not a.vroot:
-            display_indent = layout.levels_of(a.indent)
-            gutters = table.chain.push(a.gutters, max(0, display_indent - 1), not a.is_last)
-        else:
-            gutters = a.gutters
-        pending.append(Row(node, indent, False, True, gutters, False, a_index, 0, 0))  # type: ignore[arg-type]
-    k = len(pending)
-    if k:
-        idx, ends, parents = table.idx, table.end, table.parent_row
+            if anchor == table.start[table.run_of(anchor)]:  # a run of one row: the new rows set its shape
+                connector = bits & CONNECTOR
+                if connector and not bits & VROOT:
+                    link = table.chain.push(link, max(0, layout.levels_of(indent) - 1), not bits & IS_LAST)
+                cont = (indent + 1 if connector and indent > 0 else indent, link)
+        pending.append(node)
+    if pending:
+        assert anchor is not None
+        at, k, idx = anchor + 1, len(pending), table.idx
         for i in range(len(idx) - 1, at - 1, -1):
-            ends[i] += k
-            if parents[i] >= at:
-                parents[i] += k
             pos[idx[i]] = i + k
-        for i in range(at):
-            if ends[i] >= at:  # the subtree holds the anchor (row at - 1)
-                ends[i] += k
-        table.insert(at, [r._replace(end=at + k) for r in pending])
-        for j, r in enumerate(pending):
-            pos[r.node.idx] = at + j
+        table.extend_run(anchor, pending, cont)
+        for j, node in enumerate(pending):
+            pos[node.idx] = at + j
     return True

@@ -1,18 +1,17 @@
-"""A layout's rows: `Row` (one visible line of the tree), `RowTable` (the rows kept as columns), `ActivePath`.
+"""A layout's rows: `Row` (one visible line of the tree), `RowTable` (the rows kept as runs), `ActivePath`.
 
-A layout keeps its rows as columns (arrays of ints and bytes), 20 bytes a row where a
-`Row` object each would cost several times that; the explorer holds one layout per filter. A row's gutters are a
-link in the layout's `GutterChain` (each gutter the one it extends plus one level), not a tuple of its own: a
-tuple each cost the depth of every branch over again (16 MB a layout at 1,000,000 entries, 2,000 branches deep).
+A layout keeps its rows as runs of a chain (`RowTable`), a few bytes a row where a `Row` object each would cost
+over a hundred; the explorer holds one layout per filter. A row's gutters are a link in the layout's
+`GutterChain` (each gutter the one it extends plus one level), not a tuple of its own: a tuple each cost the
+depth of every branch over again (16 MB a layout at 1,000,000 entries, 2,000 branches deep).
 `table[i]` gives a `Row` tuple made on the spot.
 """
 
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from itertools import repeat
-from operator import attrgetter, lshift, or_
 from typing import NamedTuple, overload
 
 from pitree.session.entries import Node
@@ -20,8 +19,6 @@ from pitree.session.entries import Node
 Gutters = tuple[tuple[int, bool], ...]
 
 CONNECTOR, IS_LAST, VROOT = 1, 2, 4  # `RowTable.bits`
-_IDX = attrgetter("idx")
-_ONES, _TWOS, _SATURATED = repeat(1), repeat(2), repeat(255)
 
 
 class Row(NamedTuple):
@@ -134,22 +131,45 @@ class ActivePath:
 
 
 class RowTable:
-    """A layout's rows as columns. Reads like a sequence of `Row`; the columns themselves are `idx` (each row's
-    entry, by its file position in `entries`, the tree's list), `indent`, `bits` (CONNECTOR | IS_LAST | VROOT),
-    `gutters` (a link in `chain`, -1 for none), `parent_row`, `nchildren` (saturated at 255: `children_of` counts
-    past it) and `end`: 20 bytes a row (a list of entries and a byte or an int for each field cost 31)."""
+    """A layout's rows, kept as runs. Most of a session is a chain (each entry the only shown child of the one
+    before), and the rows of a chain differ only in their entry: a run is a row (its head) and the chain of only
+    children under it, and `RowTable` keeps the head's fields and one row's worth for the rest of the run, plus
+    each row's entry (`idx`, its file position in `entries`, the tree's list). So a layout costs 4 bytes a row
+    and a few dozen a branch, where columns of every field cost 20 bytes a row (a `Row` object each, over 100).
 
-    __slots__ = ("entries", "idx", "indent", "bits", "gutters", "parent_row", "nchildren", "end", "chain")
+    Run k starts at row `start[k]`; its head has `h_indent`, `h_bits` (CONNECTOR | IS_LAST | VROOT), `h_gutters`
+    (a link in `chain`, -1 for none) and `h_parent` (the row of the nearest shown ancestor, -1 for a root); every
+    other row of it has `c_indent`, `c_gutters`, only IS_LAST and the row before as its parent. Every row of a
+    run but the last has one shown child; the last has `last_nch`; all of a run's rows end their subtree at
+    `end[k]`. Reads like a sequence of `Row` (`table[i]`), made on the spot."""
+
+    __slots__ = (
+        "entries",
+        "chain",
+        "idx",
+        "start",
+        "h_indent",
+        "h_bits",
+        "h_gutters",
+        "h_parent",
+        "c_indent",
+        "c_gutters",
+        "last_nch",
+        "end",
+    )
 
     def __init__(self, entries: list[Node], chain: GutterChain | None = None) -> None:
         self.entries = entries
         self.chain = chain if chain is not None else GutterChain()
         self.idx = array("i")
-        self.indent = array("H")  # widens to "i" past 65,535 (`_widen_indent`)
-        self.bits = bytearray()
-        self.gutters = array("i")
-        self.parent_row = array("i")
-        self.nchildren = bytearray()
+        self.start = array("i")
+        self.h_indent = array("i")
+        self.h_bits = bytearray()
+        self.h_gutters = array("i")
+        self.h_parent = array("i")
+        self.c_indent = array("i")
+        self.c_gutters = array("i")
+        self.last_nch = array("i")
         self.end = array("i")
 
     def __len__(self) -> int:
@@ -166,17 +186,63 @@ class RowTable:
         entries = self.entries
         return (entries[k] for k in self.idx)
 
+    def add_run(self, first: int, head: tuple[int, int, int, int], cont: tuple[int, int], last_nch: int) -> None:
+        """Run from row `first` (its entries already in `idx`): the head's (indent, bits, gutters, parent row),
+        the other rows' (indent, gutters), the last row's shown children; its `end` 0 until `set_ends`."""
+        self.start.append(first)
+        indent, bits, gutters, parent = head
+        self.h_indent.append(indent)
+        self.h_bits.append(bits)
+        self.h_gutters.append(gutters)
+        self.h_parent.append(parent)
+        self.c_indent.append(cont[0])
+        self.c_gutters.append(cont[1])
+        self.last_nch.append(last_nch)
+        self.end.append(0)
+
+    def set_ends(self, parent_run: Sequence[int]) -> None:
+        """Each run's `end` from its size and the runs hanging under it (`parent_run[k]`, -1 for a root):
+        rows are in pre-order, so a subtree is a contiguous range."""
+        start, n = self.start, len(self.start)
+        size = array("i", [self.stop(k) - start[k] for k in range(n)])
+        for k in range(n - 1, 0, -1):  # a run's children come after it
+            p = parent_run[k]
+            if p >= 0:
+                size[p] += size[k]
+        self.end = array("i", map(int.__add__, start, size))
+
+    def run_of(self, i: int) -> int:
+        """The run that holds row i."""
+        return bisect_right(self.start, i) - 1
+
+    def stop(self, k: int) -> int:
+        """The row after run k's last."""
+        return self.start[k + 1] if k + 1 < len(self.start) else len(self.idx)
+
+    def fields(self, i: int) -> tuple[int, int, int, int, int, int]:
+        """Row i's (indent, bits, gutters link, parent row, shown children, end)."""
+        k = bisect_right(self.start, i) - 1
+        nch = 1 if i + 1 < self.stop(k) else self.last_nch[k]
+        if i == self.start[k]:
+            return self.h_indent[k], self.h_bits[k], self.h_gutters[k], self.h_parent[k], nch, self.end[k]
+        return self.c_indent[k], IS_LAST, self.c_gutters[k], i - 1, nch, self.end[k]
+
+    def indent_of(self, i: int) -> int:
+        k = bisect_right(self.start, i) - 1
+        return self.h_indent[k] if i == self.start[k] else self.c_indent[k]
+
+    def parent_of(self, i: int) -> int:
+        k = bisect_right(self.start, i) - 1
+        return self.h_parent[k] if i == self.start[k] else i - 1
+
     def children_of(self, i: int) -> int:
-        """How many shown children row i has (`nchildren` holds at most 255)."""
-        n = self.nchildren[i]
-        if n < 255:
-            return n
-        parents, j, end, count = self.parent_row, i + 1, self.end[i], 0
-        while j < end:  # each child's subtree is a contiguous range after it
-            if parents[j] == i:
-                count += 1
-            j = self.end[j]
-        return count
+        """How many shown children row i has."""
+        k = bisect_right(self.start, i) - 1
+        return 1 if i + 1 < self.stop(k) else self.last_nch[k]
+
+    def end_of(self, i: int) -> int:
+        """The row after row i's subtree."""
+        return self.end[bisect_right(self.start, i) - 1]
 
     @overload
     def __getitem__(self, i: int) -> Row: ...
@@ -185,61 +251,65 @@ class RowTable:
     def __getitem__(self, i: int | slice) -> Row | list[Row]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self.idx)))]
-        bits = self.bits[i]
+        if i < 0:
+            i += len(self.idx)
+        if not 0 <= i < len(self.idx):
+            raise IndexError("row index out of range")
+        indent, bits, gutters, parent, nch, end = self.fields(i)
         return Row(
             self.entries[self.idx[i]],
-            self.indent[i],
+            indent,
             bool(bits & CONNECTOR),
             bool(bits & IS_LAST),
-            self.chain.tuple_of(self.gutters[i]),
+            self.chain.tuple_of(gutters),
             bool(bits & VROOT),
-            self.parent_row[i],
-            self.children_of(i),
-            self.end[i],
+            parent,
+            nch,
+            end,
         )
 
     def __iter__(self) -> Iterator[Row]:
-        for i in range(len(self.idx)):
-            yield self[i]
+        for k in range(len(self.start)):
+            yield from self.run_rows(k)
 
-    def extend(self, rows: Sequence[RowTuple]) -> None:
-        """Append rows given as tuples in `Row`'s field order, the gutters a link in `chain`."""
-        if not rows:
-            return
-        nodes, indent, conn, last, gutters, vroot, parent, nch, end = zip(*rows, strict=True)
-        self.idx.extend(map(_IDX, nodes))
-        try:
-            self.indent.extend(indent)  # type: ignore[arg-type]
-        except OverflowError:
-            self._widen_indent()
-            self.indent.extend(indent)  # type: ignore[arg-type]
-        self.bits.extend(map(or_, conn, map(or_, map(lshift, last, _ONES), map(lshift, vroot, _TWOS))))
-        self.gutters.extend(gutters)  # type: ignore[arg-type]
-        self.parent_row.extend(parent)  # type: ignore[arg-type]
-        try:
-            self.nchildren.extend(nch)  # type: ignore[arg-type]
-        except ValueError:  # a row with 256 or more shown children
-            self.nchildren.extend(map(min, nch, _SATURATED))
-        self.end.extend(end)  # type: ignore[arg-type]
+    def run_rows(self, k: int) -> Iterator[Row]:
+        """Run k's rows, in order."""
+        first, stop, entries, idx = self.start[k], self.stop(k), self.entries, self.idx
+        bits, end, last = self.h_bits[k], self.end[k], self.last_nch[k]
+        tuple_of = self.chain.tuple_of
+        yield Row(
+            entries[idx[first]],
+            self.h_indent[k],
+            bool(bits & CONNECTOR),
+            bool(bits & IS_LAST),
+            tuple_of(self.h_gutters[k]),
+            bool(bits & VROOT),
+            self.h_parent[k],
+            1 if first + 1 < stop else last,
+            end,
+        )
+        if first + 1 < stop:
+            indent, gutters = self.c_indent[k], tuple_of(self.c_gutters[k])
+            for i in range(first + 1, stop):
+                yield Row(entries[idx[i]], indent, False, True, gutters, False, i - 1, 1 if i + 1 < stop else last, end)
 
-    def _widen_indent(self) -> None:
-        if self.indent.typecode == "H":
-            self.indent = array("i", self.indent)
-
-    def insert(self, at: int, rows: Sequence[RowTuple]) -> None:
-        """Put `rows` (as `extend` takes them) in before row `at` (indices in the rows themselves are the caller's
-        to shift)."""
-        tail = RowTable(self.entries, self.chain)
-        tail.extend(rows)
-        if tail.indent.typecode != self.indent.typecode:
-            self._widen_indent()
-        self.idx[at:at] = tail.idx
-        self.indent[at:at] = array(self.indent.typecode, tail.indent)
-        self.bits[at:at] = tail.bits
-        self.gutters[at:at] = tail.gutters
-        self.parent_row[at:at] = tail.parent_row
-        self.nchildren[at:at] = tail.nchildren
-        self.end[at:at] = tail.end
+    def extend_run(self, i: int, nodes: Sequence[Node], cont: tuple[int, int] | None) -> None:
+        """Put `nodes` in as a chain under row i, the last of its run and without children: they join its run
+        (`cont`: the rows' (indent, gutters) when row i is the run's head, whose template they set). Rows after
+        them, their parents and the subtree ends that hold row i move down."""
+        k, m, at = self.run_of(i), len(nodes), i + 1
+        assert self.stop(k) == at and self.last_nch[k] == 0
+        if cont is not None:
+            self.c_indent[k], self.c_gutters[k] = cont
+        self.idx[at:at] = array("i", [n.idx for n in nodes])
+        start, parents, ends = self.start, self.h_parent, self.end
+        for r in range(len(start)):
+            if start[r] >= at:
+                start[r] += m
+            if parents[r] >= at:
+                parents[r] += m
+            if ends[r] >= at:  # runs after the new rows, and those whose subtree holds row i
+                ends[r] += m
 
     def replace_node(self, i: int, node: Node) -> None:
         self.idx[i] = node.idx

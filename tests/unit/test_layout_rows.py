@@ -1,50 +1,139 @@
-"""`RowTable`'s compact columns: indents that outgrow two bytes, rows with more than 255 shown children."""
+"""`RowTable` keeps a layout's rows as runs of a chain: the rows it gives must be those of Pi's row-by-row
+indentation (kept here as the reference, as `build_layout` made them before runs), under every filter and search,
+read in order, by index and through `stream_layout`; and a row with many children counts them all."""
 
 from __future__ import annotations
 
-from pitree.session.layout import build_layout, visible_indices
-from pitree.session.layout_rows import Row, RowTable
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pitree.session.entries import Node
+from pitree.session.layout import FILTERS, Shown, _shown_forest, build_layout, stream_layout, visible_indices
+from pitree.session.layout_rows import GutterChain, Row
 from pitree.session.load import load_bytes
+from pitree.session.tree import SessionTree
 
 from tests.sessions import to_bytes, user
+from tests.unit.test_gen_session import gen
 
 
-def test_a_row_with_more_than_255_children_counts_them_all() -> None:
+def reference_rows(roots: list[Node], shown: Shown) -> Iterator[Row]:
+    """Pass 2 one row at a time, with each row's subtree end counted from the parents: the plain way."""
+    multiple, made, chain, out = len(roots) > 1, 0, GutterChain(), []
+    lstack = [
+        (roots[i], int(multiple), multiple, multiple, i == len(roots) - 1, -1, multiple, -1)
+        for i in range(len(roots) - 1, -1, -1)
+    ]
+    nodes, first, after = shown
+    while lstack:
+        node, indent, just_branched, show_conn, is_last, gutters, vroot, parent_row = lstack.pop()
+        while True:
+            my_row, made = made, made + 1
+            kids = []
+            kid = first[node.idx]
+            while kid >= 0:
+                kids.append(nodes[kid])
+                kid = after[kid]
+            n = len(kids)
+            out.append([node, indent, show_conn, is_last, gutters, vroot, parent_row, n])
+            if not n:
+                break
+            child_indent = indent + 1 if n > 1 or (just_branched and indent > 0) else indent
+            child_gutters = gutters
+            if show_conn and not vroot:
+                display = max(0, indent - 1) if multiple else indent
+                child_gutters = chain.push(gutters, max(0, display - 1), not is_last)
+            if n == 1:
+                node, indent, just_branched, show_conn, is_last = kids[0], child_indent, False, False, True
+                gutters, vroot, parent_row = child_gutters, False, my_row
+                continue
+            for j in range(n - 1, -1, -1):
+                lstack.append((kids[j], child_indent, True, True, j == n - 1, child_gutters, False, my_row))
+            break
+    sizes = [1] * len(out)
+    for i in range(len(out) - 1, -1, -1):
+        if out[i][6] >= 0:
+            sizes[out[i][6]] += sizes[i]
+    for i, r in enumerate(out):
+        node, indent, conn, last, g, vroot, parent, n = r
+        yield Row(node, indent, conn, last, chain.tuple_of(g), vroot, parent, n, i + sizes[i])
+
+
+def check(tree: SessionTree, mode: str, query: str = "") -> int:
+    roots, shown, _, _ = _shown_forest(tree, mode, query, None)
+    want = list(reference_rows(roots, shown))
+    layout = build_layout(tree, mode, query)
+    rows = layout.rows
+    assert list(rows) == want
+    assert [rows[i] for i in range(len(rows))] == want
+    assert [rows.node(i) for i in range(len(rows))] == [r.node for r in want] == list(rows.iter_nodes())
+    stream = stream_layout(tree, mode, query)
+    assert [Row._make(r)._replace(end=0, gutters=stream.chain.tuple_of(r[4])) for r in stream.rows] == [
+        r._replace(end=0) for r in want
+    ]
+    for i, r in enumerate(want):
+        assert rows.children_of(i) == r.nchildren and rows.end_of(i) == r.end and rows.parent_of(i) == r.parent_row
+        assert rows.indent_of(i) == r.indent
+    return len(want)
+
+
+@pytest.fixture(scope="module")
+def branchy() -> SessionTree:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.jsonl"
+        gen.generate(path, 6_000, seed=11, branches=60)
+        return load_bytes(path.read_bytes())
+
+
+@pytest.mark.parametrize("mode", FILTERS)
+def test_runs_give_the_reference_rows(branchy: SessionTree, mode: str) -> None:
+    assert check(branchy, mode) > (0 if mode in ("labeled-only", "user-only") else 1000)
+
+
+@pytest.mark.parametrize("query", ["user", "read src", "zz-no-such"])
+def test_runs_give_the_reference_rows_of_a_search(branchy: SessionTree, query: str) -> None:
+    check(branchy, "default", query)
+    check(branchy, "all", query)
+
+
+def forest(n_roots: int, width: int) -> list[dict]:
+    out = []
+    for r in range(n_roots):
+        out.append(user(f"r{r}", None, f"root {r}", t=r))
+        for k in range(width):
+            out.append(user(f"r{r}k{k}", f"r{r}", f"kid {k}", t=100 + k))
+            out.append(user(f"r{r}k{k}g", f"r{r}k{k}", "grandkid", t=1000 + k))
+    return out
+
+
+@pytest.mark.parametrize("n_roots, width", [(1, 1), (1, 3), (3, 1), (4, 5)])
+def test_runs_of_forests(n_roots: int, width: int) -> None:
+    check(load_bytes(to_bytes(forest(n_roots, width))), "all")
+
+
+def test_a_row_with_hundreds_of_children_counts_them_all() -> None:
     root = user("r", None, "root", t=0)
     kids = [user(f"k{i:03}", "r", f"kid {i}", t=i + 1) for i in range(300)]
     grandkids = [user("g1", "k000", "a", t=400), user("g2", "k000", "b", t=401)]
     tree = load_bytes(to_bytes([root, *kids, *grandkids]))
+    assert check(tree, "all") == 303
     layout = build_layout(tree, "all")
     rows = layout.rows
-    assert rows.nchildren[0] == 255 and rows[0].nchildren == 300 and rows.children_of(0) == 300
-    assert layout.foldable(0)
+    assert rows[0].nchildren == 300 and layout.foldable(0)
     by_id = {rows.node(i).id: i for i in range(len(rows))}
     assert rows[by_id["k000"]].nchildren == 2 and rows[by_id["k001"]].nchildren == 0
     assert list(visible_indices(layout, {"r"})) == [0]
     assert len(visible_indices(layout, {"k000"})) == len(rows) - 2
+    assert rows[-1] == rows[len(rows) - 1]
+    with pytest.raises(IndexError):
+        rows[len(rows)]
 
 
-def test_indents_past_two_bytes_widen_the_column() -> None:
-    tree = load_bytes(to_bytes([user("a", None, "a", t=0), user("b", "a", "b", t=1)]))
-    a, b = tree.nodes
-    table = RowTable(tree.nodes)
-    table.extend([(a, 3, True, False, -1, False, -1, 1, 2)])
-    assert table.indent.typecode == "H"
-    table.extend([(b, 70_000, False, True, -1, True, 0, 0, 2)])
-    assert table.indent.typecode == "i"
-    table.insert(1, [(b, 65_536 * 2, True, True, -1, False, 0, 0, 2)])
-    assert [r.indent for r in table] == [3, 131_072, 70_000]
-    assert table[0] == Row(a, 3, True, False, (), False, -1, 1, 2)
-    assert table[2] == Row(b, 70_000, False, True, (), True, 0, 0, 2)
-    assert table[1].connector and table[1].is_last and not table[1].vroot
-
-
-def test_a_narrow_table_takes_wide_inserted_rows() -> None:
-    tree = load_bytes(to_bytes([user("a", None, "a", t=0), user("b", "a", "b", t=1)]))
-    a, b = tree.nodes
-    table = RowTable(tree.nodes)
-    table.extend([(a, 1, False, True, -1, False, -1, 0, 1)])
-    table.insert(0, [(b, 100_000, False, True, -1, False, -1, 0, 1)])
-    assert table.indent.typecode == "i" and [r.indent for r in table] == [100_000, 1]
-    table.replace_node(1, b)
-    assert table.node(1) is b and list(table.iter_nodes()) == [b, b]
+def test_a_long_chain_is_one_run() -> None:
+    entries = [user("e0", None, "first", t=0)] + [user(f"e{i}", f"e{i - 1}", f"m {i}", t=i) for i in range(1, 5000)]
+    tree = load_bytes(to_bytes(entries))
+    layout = build_layout(tree, "all")
+    assert len(layout.rows) == 5000 and len(layout.rows.start) == 1
+    assert check(tree, "all") == 5000
