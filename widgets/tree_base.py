@@ -256,7 +256,7 @@ class TreeBase(ScrollView):
             return
         for mode in FILTERS:
             if mode != self.filter_mode:  # the shown one exists, and only the UI thread may change it
-                self._layout_for(mode, extend=False, pace=pace).index_of("")  # its id -> row map too, off the key path
+                self._layout_for(mode, extend=False, pace=pace).finder()  # what finds rows too, off the key path
 
     def _relayout(self, keep_id: str | None, screen_row: int | None = None, height: int = 0) -> None:
         if self.stree is None:

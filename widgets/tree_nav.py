@@ -13,7 +13,6 @@ from __future__ import annotations
 import bisect
 import weakref
 from array import array
-from itertools import compress
 
 from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, Node
 from pitree.session.layout import tokens_of
@@ -147,8 +146,7 @@ class TreeNav(TreeBase):
         if len(hits) * 8 < len(layout.rows):  # few: find their rows
             found = (layout.row_of(tree.nodes[idx]) for idx in hits)
             return array("l", sorted(row for row in found if row is not None))
-        # many: each matched entry's row, from the layout's entry -> row map, at C speed
-        return array("l", sorted(filter((-1).__lt__, compress(layout.positions(), hits.flags))))
+        return layout.rows_holding(hits.flags)  # many: every row's entry looked up in them, at C speed
 
     def _search_in_thread(self, tree: SessionTree, key: SearchKey) -> None:
         def run() -> None:

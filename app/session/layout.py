@@ -11,12 +11,22 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import NamedTuple
 
 from pitree.memory import return_freed_memory
 from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
 from pitree.session.gcpause import gc_paused
-from pitree.session.layout_rows import CONNECTOR, IS_LAST, VROOT, ActivePath, GutterChain, RowTable, RowTuple
+from pitree.session.layout_find import RowFinder
+from pitree.session.layout_rows import (
+    CONNECTOR,
+    IS_LAST,
+    VROOT,
+    ActivePath,
+    GutterChain,
+    RowTable,
+    RowTuple,
+)
 from pitree.session.tree import SessionTree
 
 _HIDDEN = HIDDEN_TOOL_ONLY | ALWAYS_HIDDEN
@@ -34,36 +44,34 @@ class Layout:
     query: str
     by_id: dict[str, Node] = field(default_factory=dict)  # the tree's own map (not a copy)
     dropped: int = 0  # the tree's duplicate losers when the rows were made (`extend_layout` checks it)
-    _pos: array | None = field(default=None, repr=False)  # entry idx -> its row, -1 without one
+    _where: RowFinder | None = field(default=None, repr=False)  # entry -> row, made on first use
 
-    def positions(self) -> array:
-        """Each entry's row by its file position (`Node.idx`), -1 when it has none; built once, on first use,
-        kept right by `extend_layout` (an int array: a dict of ids would cost many times more)."""
-        pos = self._pos
-        if pos is None:
-            idx = self.rows.idx
-            pos = array("i", [-1]) * (max(idx, default=-1) + 1)
-            for i, k in enumerate(idx):
-                pos[k] = i
-            self._pos = pos
-        return pos
+    def finder(self) -> RowFinder:
+        """What finds an entry's row (`RowFinder`), made on first use and again after the rows change."""
+        where = self._where
+        if where is None:
+            where = self._where = RowFinder(self.rows)
+        return where
+
+    def forget_rows(self) -> None:
+        """The rows changed (`extend_layout`): what finds them is made again when next asked."""
+        self._where = None
 
     def row_of(self, node: Node) -> int | None:
         """The row of this entry, or None when the filter hides it."""
-        pos = self.positions()
-        idx = node.idx
-        if idx >= len(pos):
-            return None
-        i = pos[idx]
-        if i < 0 or self.rows.idx[i] != idx:
-            return None
-        return i
+        return self.finder().row_of(node)
 
     def index_of(self, entry_id: str) -> int | None:
         """The row of the entry with this id, or None when there is none or the filter hides it."""
-        self.positions()
         node = self.by_id.get(entry_id)
-        return self.row_of(node) if node is not None else None
+        return self.finder().row_of(node) if node is not None else None
+
+    def rows_holding(self, flags: bytes | bytearray) -> array:
+        """The rows, in order, whose entry has a 1 at its `Node.idx` in `flags` (shorter flags: 0 past the end)."""
+        idx = self.rows.idx
+        if len(flags) < len(self.rows.entries):
+            flags = bytes(flags).ljust(len(self.rows.entries), b"\0")
+        return array("l", compress(range(len(idx)), map(flags.__getitem__, idx)))
 
     def foldable(self, i: int) -> bool:
         """Pi's isFoldable: has visible children and is a root or the start of a branch segment."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 
 from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, Node
@@ -18,7 +17,7 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
 
     New rows go right after the old leaf's row, in its run (or, when the old leaf was a tool-call-only assistant
     turn that only the leaf shows, one takes that row's place); a batch of k entries moves the rows after them
-    down by k in one pass: O(rows) integer updates per batch instead of rebuilding the layout.
+    down by k, a few integers a run, instead of rebuilding the layout.
     """
     if not added or layout.query or layout.leaf is None or tree.leaf is not added[-1]:
         return False
@@ -34,10 +33,6 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
     if added[-1].children:
         return False
     table = layout.rows
-    pos = layout.positions()
-    need = max(n.idx for n in added) + 1
-    if need > len(pos):
-        pos.extend(array("i", [-1]) * (need - len(pos)))
     mode = layout.mode
     pending: list[Node] = []  # new rows, a chain, to go in right after row `anchor`, in its run
     anchor: int | None = None
@@ -62,8 +57,7 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
             else:
                 assert old_row is not None
                 table.replace_node(old_row, node)
-                pos[old_leaf.idx] = -1
-                pos[node.idx] = old_row
+                layout.forget_rows()
             continue
         if not visible:
             continue  # no row: it shows through its nearest shown ancestor, as the leaf does under a filter
@@ -86,10 +80,6 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
         pending.append(node)
     if pending:
         assert anchor is not None
-        at, k, idx = anchor + 1, len(pending), table.idx
-        for i in range(len(idx) - 1, at - 1, -1):
-            pos[idx[i]] = i + k
         table.extend_run(anchor, pending, cont)
-        for j, node in enumerate(pending):
-            pos[node.idx] = at + j
+        layout.forget_rows()
     return True

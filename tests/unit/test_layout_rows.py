@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pitree.session import layout_find
 from pitree.session.entries import Node
-from pitree.session.layout import FILTERS, Shown, _shown_forest, build_layout, stream_layout, visible_indices
+from pitree.session.layout import FILTERS, Layout, Shown, _shown_forest, build_layout, stream_layout, visible_indices
 from pitree.session.layout_rows import GutterChain, Row
 from pitree.session.load import load_bytes
 from pitree.session.tree import SessionTree
@@ -76,7 +77,17 @@ def check(tree: SessionTree, mode: str, query: str = "") -> int:
     for i, r in enumerate(want):
         assert rows.children_of(i) == r.nchildren and rows.end_of(i) == r.end and rows.parent_of(i) == r.parent_row
         assert rows.indent_of(i) == r.indent
+    check_finder(tree, layout)
     return len(want)
+
+
+def check_finder(tree: SessionTree, layout: Layout) -> None:
+    """Every entry's row as `row_of` finds it is the row that holds it, or None when none does."""
+    holder = {layout.rows.idx[i]: i for i in range(len(layout.rows))}
+    assert [layout.row_of(n) for n in tree.nodes] == [holder.get(n.idx) for n in tree.nodes]
+    flags = bytearray(len(tree.nodes) - 3)  # shorter than the tree: the entries past it match nothing
+    flags[::7] = b"\1" * len(flags[::7])
+    assert list(layout.rows_holding(flags)) == sorted(r for k, r in holder.items() if k < len(flags) and flags[k])
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +148,19 @@ def test_a_long_chain_is_one_run() -> None:
     layout = build_layout(tree, "all")
     assert len(layout.rows) == 5000 and len(layout.rows.start) == 1
     assert check(tree, "all") == 5000
+
+
+@pytest.mark.parametrize("mode", ["default", "all", "user-only"])
+def test_a_finder_that_walks_too_far_keeps_pairs(
+    branchy: SessionTree, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(layout_find, "WALK_MAX", 3)
+    monkeypatch.setattr(layout_find, "MARK_EVERY", 5)
+    layout = build_layout(branchy, mode)
+    check_finder(branchy, layout)
+    assert layout.finder().marks is None  # some walk went past 3 entries: sorted pairs since
+
+
+def test_marks_and_pairs(branchy: SessionTree) -> None:
+    assert build_layout(branchy, "all").finder().marks is not None
+    assert build_layout(branchy, "user-only").finder().marks is None
