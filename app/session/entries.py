@@ -37,6 +37,25 @@ SETTINGS_TYPES = frozenset(
 
 Positions = Columns  # its name for its older importers, from before it held the texts
 
+Tag = tuple[str, str | None, int]  # an entry's (type, role, flags): `Node._tag`
+_TAGS: dict[Tag, Tag] = {}
+TAGS_MAX = 4096  # shared tags at most: past them (a file of made-up types), each entry has its own
+
+
+def tag_of(etype: str, role: str | None, flags: int) -> Tag:
+    """The shared (type, role, flags) tuple: a session has a few dozen kinds of entry, and one tuple each saves
+    two pointers an entry over three slots."""
+    key = (etype, role, flags)
+    found = _TAGS.get(key)
+    if found is None:
+        if len(_TAGS) >= TAGS_MAX:
+            return key
+        found = _TAGS.setdefault(key, key)
+    return found
+
+
+_NO_TAG = tag_of("", None, 0)
+
 _NOWHERE = Columns()  # a Node not yet placed: reading its position fails with an IndexError
 
 
@@ -53,10 +72,8 @@ class Node:
         "id",
         "parent_id",
         "idx",
-        "type",
-        "role",
+        "_tag",
         "_text",
-        "flags",
         "_calls",
         "_kids",
         "parent",
@@ -66,10 +83,9 @@ class Node:
         self.id: str = ""
         self.parent_id: str | None = None
         self.idx = 0  # position among entries in file order (header excluded)
-        self.type: str = ""
-        self.role: str | None = None
+        # (type, role, flags) as one shared tuple (`tag_of`): few kinds of entry, one pointer an entry for them
+        self._tag: Tag = _NO_TAG
         self._text: str | None = ""  # the row text until the tree takes it in (`text`)
-        self.flags = 0
         # in the columns, once placed (`Columns.put`): `est`, `model`, `usage` and `meta` (properties below)
         # an assistant turn's tool calls (`calls`): their (id, text) pairs until the tree's columns take the texts,
         # then their ids alone: the id itself for one call with a string id (most turns), else a tuple of them
@@ -81,6 +97,36 @@ class Node:
 
     def __repr__(self) -> str:
         return f"Node({self.id!r}, {self.type}{'/' + self.role if self.role else ''}, line {self.line})"
+
+    @property
+    def type(self) -> str:
+        """The entry's `type` (a non-string one as JavaScript would print it)."""
+        return self._tag[0]
+
+    @type.setter
+    def type(self, value: str) -> None:
+        tag = self._tag
+        self._tag = tag_of(value, tag[1], tag[2])
+
+    @property
+    def role(self) -> str | None:
+        """A message's role; None for other entries."""
+        return self._tag[1]
+
+    @role.setter
+    def role(self, value: str | None) -> None:
+        tag = self._tag
+        self._tag = tag_of(tag[0], value, tag[2])
+
+    @property
+    def flags(self) -> int:
+        """The flag bits (HIDDEN_TOOL_ONLY, IS_ERROR, ...)."""
+        return self._tag[2]
+
+    @flags.setter
+    def flags(self, value: int) -> None:
+        tag = self._tag
+        self._tag = tag_of(tag[0], tag[1], value)
 
     @property
     def children(self) -> Sequence[Node]:

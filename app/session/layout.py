@@ -250,11 +250,12 @@ def _shown_forest(
             seen += 1
             if pace is not None and not seen & PACE_MASK:
                 pace()
-            flags = node.flags
+            tag = node._tag  # `type`, `role` and `flags`, inlined
+            flags = tag[2]
             if flags & _HIDDEN and (flags & ALWAYS_HIDDEN or id(node) != leaf_id):
                 visible = False
             elif default:
-                visible = node.type not in SETTINGS_TYPES
+                visible = tag[0] not in SETTINGS_TYPES
             elif mode == "all":
                 visible = True
             else:

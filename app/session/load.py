@@ -17,6 +17,7 @@ from pitree.session.entries import (
     parse_timestamp,
     shared_string,
     shared_strings,
+    tag_of,
 )
 from pitree.session.fill import fill_node
 from pitree.session.gcpause import BIG, gc_paused
@@ -246,7 +247,7 @@ class SessionBuilder:
                 role,
                 _,
                 text,
-                node.flags,
+                flags,
                 _,
                 _,
                 _,
@@ -256,11 +257,11 @@ class SessionBuilder:
             ) = r
             node._text, node._calls = text, call_id if role == "toolResult" else calls
             # The shared copies, looked up directly: most entries repeat a type and role seen before.
-            node.type = known.get(etype) or intern(etype)
-            node.role = None if role is None else known.get(role) or intern(role)
+            role = None if role is None else known.get(role) or intern(role)
+            node._tag = tag_of(known.get(etype) or intern(etype), role, flags)
             if meta is not None:
                 metas[idx] = meta
-            if shift and node.flags & SYNTHETIC_ID and node.id == _line_id(line):
+            if shift and flags & SYNTHETIC_ID and node.id == _line_id(line):
                 node.id = _line_id(line + shift)  # named in a segment whose lines counted from 1
             node.idx = idx
             node._kids = None
