@@ -115,3 +115,24 @@ def test_a_tool_result_has_a_call_id_and_no_calls_and_a_turn_the_reverse() -> No
     rows = {r[0]: r for r in node_rows(tree.nodes)}
     assert rows["t1"][14] is None and rows["t1"][15] == "call-1"
     assert rows["a1"][14] == (("call-1", a1.calls[0][1]),) and rows["a1"][15] is None
+
+
+def test_type_role_and_flags_share_one_tag(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pitree.session import entries
+
+    from tests.sessions import entry
+
+    tree = load_bytes(to_bytes([user("u1", None), assistant("a1", "u1"), user("u2", "a1"), entry("custom", "c", "u2")]))
+    u1, a1, u2, c = tree.nodes
+    assert (u1.type, u1.role, c.type, c.role) == ("message", "user", "custom", None)
+    assert u1._tag is u2._tag and u1._tag is not a1._tag  # one tuple a kind of entry
+    u2.flags |= entries.IS_ERROR
+    assert u2.flags == entries.IS_ERROR and u1.flags == 0 and (u2.type, u2.role) == ("message", "user")
+    u2.role = "assistant"
+    assert u2._tag == ("message", "assistant", entries.IS_ERROR) and u1.role == "user"
+    # a file of made-up types: past TAGS_MAX kinds, each entry has its own tuple, with the same values
+    monkeypatch.setattr(entries, "_TAGS", {})
+    monkeypatch.setattr(entries, "TAGS_MAX", 2)
+    many = load_bytes(to_bytes([entry(f"type{i}", f"e{i}", None) for i in range(6)] + [user("u", None)]))
+    assert [n.type for n in many.nodes] == [f"type{i}" for i in range(6)] + ["message"]
+    assert many.nodes[-1].role == "user" and len(entries._TAGS) == 2
