@@ -37,6 +37,7 @@ def reference_rows(roots: list[Node], shown: Shown) -> Iterator[Row]:
             while kid >= 0:
                 kids.append(nodes[kid])
                 kid = after[kid]
+            kids.reverse()
             n = len(kids)
             out.append([node, indent, show_conn, is_last, gutters, vroot, parent_row, n])
             if not n:
