@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pitree.session.edits import PathEdits, path_edits
+from pitree.session.edits import PathEdits, leaf_edits
 from pitree.session.entries import Node
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
@@ -291,7 +291,7 @@ class EntryView(VerticalScroll, can_focus=True):
             return cached[2]
         generation = tree.generation
         try:
-            edits: PathEdits | None = path_edits(tree.active_path(), reader.entries)
+            edits: PathEdits | None = leaf_edits(tree.leaf, reader.entries)
         except SessionFileError:
             edits = None
         self._edits = (tree, generation, edits)

@@ -85,6 +85,23 @@ def selected_flags(path: Sequence[Node], first_kept: Any) -> list[bool]:
     return flags
 
 
+def leaf_edits(leaf: Node | None, read: Callable[[list[Node]], list[dict[str, Any]]]) -> PathEdits:
+    """`path_edits` of the path root -> `leaf`, without making that path when it holds no edit (most sessions:
+    at a million entries the path alone is 8 MB, and the explorer asks as soon as it opens)."""
+    node = leaf
+    while node is not None and node.type != "context_edit":
+        node = node.parent
+    if node is None:
+        return PathEdits(leaf_id=leaf.id if leaf is not None else None)
+    path: list[Node] = []
+    node = leaf
+    while node is not None:
+        path.append(node)
+        node = node.parent
+    path.reverse()
+    return path_edits(path, read)
+
+
 def path_edits(path: Sequence[Node], read: Callable[[list[Node]], list[dict[str, Any]]]) -> PathEdits:
     """The edits in effect on `path` (root first), reading the last compaction and the edit entries."""
     out = PathEdits(leaf_id=path[-1].id if path else None)

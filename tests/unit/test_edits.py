@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pitree.session.edits import Edit, PathEdits, edit_effect, path_edits, selected_flags
+from pitree.session.edits import Edit, PathEdits, edit_effect, leaf_edits, path_edits, selected_flags
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader, load_session
 
@@ -28,7 +28,9 @@ def compaction(eid: str, parent: str, first_kept: Any) -> dict[str, Any]:
 def edits_of(tmp_path: Path, entries: list[dict[str, Any]]) -> tuple[PathEdits, SessionTree]:
     path = write_session_file(tmp_path / "s.jsonl", entries)
     tree, _ = load_session(path)
-    return path_edits(tree.active_path(), EntryReader(path, tree).entries), tree
+    got = path_edits(tree.active_path(), EntryReader(path, tree).entries)
+    assert leaf_edits(tree.leaf, EntryReader(path, tree).entries) == got  # the explorer's way, the same
+    return got, tree
 
 
 def effects(pe: PathEdits) -> dict[str, tuple[str, str, bool]]:
@@ -138,6 +140,7 @@ def test_only_the_last_compaction_and_edit_entries_are_read(tmp_path: Path) -> N
     assert asked == ["c1", "e1"]
     asked.clear()
     path_edits(tree.branch(tree.get("u2")), read)  # no edit on this path: nothing is read
+    assert leaf_edits(tree.get("u2"), read) == PathEdits(leaf_id="u2") and asked == []
     assert asked == []
 
 
