@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pitree.memory import return_freed_memory
 from pitree.session.entries import Node
+from pitree.session.layout import TRIM_ROWS
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader
@@ -182,8 +184,11 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
             load_encoder()
         pace = getattr(self.app, "pause_for_input", None)  # PitreeApp's: this work waits while keys are pressed
         self.tree_view.prewarm(pace)
-        if self.stree is not None:
-            self.stree.search_index.update(pace)  # so the first search is as fast as the next
+        tree = self.stree
+        if tree is not None:
+            tree.search_index.update(pace)  # so the first search is as fast as the next
+            if len(tree.nodes) > TRIM_ROWS:
+                return_freed_memory()  # what the builds freed (pass 1's arrays, the index's blocks), not kept
 
     # ---- what the live tail brings -----------------------------------------------------------------------
 

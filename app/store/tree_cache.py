@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pitree.memory import return_freed_memory
 from pitree.session.dialect_omp import SLOT_BYTES as SLOT
 from pitree.session.dialect_omp import title_slot_of
 from pitree.session.gcpause import BIG, gc_paused
@@ -35,6 +36,7 @@ SAMPLES = 32
 SAMPLE_BYTES = 256
 TAIL_BYTES = 4096
 SEGMENT_ROWS = 4096
+TRIM_SEGMENTS = 32  # segments adopted between two `return_freed_memory` calls
 
 
 def cache_dir() -> Path | None:
@@ -110,13 +112,15 @@ def load_cached(
                 builder.tree.set_title_slot(slot)
             builder.restore_header(header, version)
             cache.seek(len(MAGIC))
-            for n in lengths:  # one segment in memory at a time
+            for k, n in enumerate(lengths, 1):  # one segment in memory at a time
                 blob = cache.read(n)
                 with gc_paused(big=n > BIG):
                     rows, skipped, problems, lines, consumed = marshal.loads(blob)
                 del blob
                 builder.adopt_segment(rows, skipped, problems, lines, consumed)
                 del rows
+                if not k % TRIM_SEGMENTS:
+                    return_freed_memory()  # the segments read so far: else a big reopen peaks ~50 MB higher
                 if progress is not None:
                     progress(builder.size, st.st_size)
     except (OSError, ValueError, EOFError, TypeError):
