@@ -259,8 +259,12 @@ def _shown_forest(
                 visible = tag[0] not in SETTINGS_TYPES
             elif mode == "all":
                 visible = True
+            elif mode == "user-only":  # `passes_filter`, inlined
+                visible = tag[0] == "message" and tag[1] == "user"
+            elif mode == "no-tools":
+                visible = tag[0] not in SETTINGS_TYPES and not (tag[0] == "message" and tag[1] == "toolResult")
             else:
-                visible = passes_filter(tree, node, mode) if mode != "labeled-only" else node.id in labels
+                visible = node.id in labels
             if visible and matched is not None:
                 visible = node.idx < len(matched) and matched[node.idx] == 1
             if visible:
