@@ -74,7 +74,8 @@ def load_full(path: str, key: tuple[int, int, int], known: bool) -> Loaded:
     p = Path(path)
     try:
         # A file that changed since it was indexed is probably live: keep its tree for the next refresh.
-        tree, builder = load_session_fast(p, save_cache=known, texts_apart=False)  # read once: `SessionBuilder`
+        # read once (`SessionBuilder`), and dropped after: not frozen (`load_session_fast`)
+        tree, builder = load_session_fast(p, save_cache=known, texts_apart=False, freeze=False)
         if tree.header is None:
             reason = "empty file" if key[0] == 0 else "not a Pi session (no session header on the first line)"
             return Loaded(path, key, known, None, [], reason)

@@ -172,6 +172,7 @@ def load_session_fast(
     save_cache: bool = True,
     final: bool = False,
     texts_apart: bool = True,
+    freeze: bool = True,
 ) -> tuple[SessionTree, SessionBuilder]:
     """Like `load_session_progressive`, but a big file's back part is parsed by a forked child process
     (`parse_child`), which `parse_child.fork_early` may have started already.
@@ -182,11 +183,13 @@ def load_session_fast(
     v1 files (ids depend on every earlier line) and small files load in one process; so does anything when
     fork is unavailable or the child fails. A tree cached by an earlier load of the same file (`tree_cache`)
     is used first: only lines added since are parsed. Lines written after an early child was forked are
-    left for the tailer (or, with `final`, read here). `texts_apart`: see `SessionBuilder`.
+    left for the tailer (or, with `final`, read here). `texts_apart`: see `SessionBuilder`. `freeze=False`: a
+    big load on the main thread does not freeze its tree out of the collector (`gc_paused`), for a caller that
+    drops the tree soon after and loads another (the sessions index): a frozen tree is never freed.
     """
     st = check_readable(path)
     # One pause over every phase (see `LoadPause`): the explorer holds its own on top until its first screen.
-    with gc_paused(big=st.st_size > BIG):
+    with gc_paused(big=freeze and st.st_size > BIG):
         return _load_fast(path, st, progress, cancelled, save_cache, final, texts_apart)
 
 
