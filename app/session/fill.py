@@ -30,6 +30,7 @@ from pitree.session.entries import (
     Node,
     shared_string,
     shared_strings,
+    tag_of,
 )
 from pitree.session.estimate import (
     IMAGE_CHARS,
@@ -169,11 +170,11 @@ def _user(node: Node, msg: dict[str, Any]) -> None:
 
 def _message(node: Node, msg: Any) -> None:
     if not isinstance(msg, dict):
-        node.role = None
+        node._tag = tag_of("message", None, 0)
         node._text = f"[message: {type(msg).__name__ if msg is not None else 'missing'}]"
         return
     role = msg.get("role")
-    node.role = (_known.get(role) or _intern(role)) if type(role) is str else js_string(role)
+    node._tag = tag_of("message", (_known.get(role) or _intern(role)) if type(role) is str else js_string(role), 0)
     if role == "user":
         _user(node, msg)
         return
@@ -252,10 +253,11 @@ def _context_edit(node: Node, obj: dict[str, Any]) -> None:
 def fill_node(node: Node, obj: dict[str, Any]) -> None:
     """Set type, role, row text, estimate, usage and meta of `node` from its parsed JSON object."""
     etype = obj.get("type")
-    node.type = (_known.get(etype) or _intern(etype)) if type(etype) is str else js_string(etype)
-    if etype == "message":
+    if etype == "message":  # the type and the role in one go (`Node._tag`): most entries are messages
         _message(node, obj.get("message"))
-    elif etype == "compaction":
+        return
+    node.type = (_known.get(etype) or _intern(etype)) if type(etype) is str else js_string(etype)
+    if etype == "compaction":
         _compaction(node, obj)
     elif etype == "branch_summary":
         summary = as_str(obj.get("summary"))

@@ -40,10 +40,11 @@ def node_rows(nodes: list[Node]) -> list[tuple[Any, ...]]:
     usages = [blob[s - base : e - base] if e > s else None for s, e in zip(starts, ends[a:b], strict=True)]
     get_meta = at.meta.get if at.meta else _none
     return [
-        (n.id, n.parent_id, line, offset, length, n.type, n.role, ts, text, n.flags, est, usage, model, get_meta(i))
-        + (call, n._calls if n.role == "toolResult" else None)  # `call_id`
-        for n, i, line, offset, length, ts, text, est, usage, model, call in zip(
+        (n.id, n.parent_id, line, offset, length, tag[0], tag[1], ts, text, tag[2], est, usage, model, get_meta(i))
+        + (call, n._calls if tag[1] == "toolResult" else None)  # `call_id`
+        for n, tag, i, line, offset, length, ts, text, est, usage, model, call in zip(
             nodes,
+            [n._tag for n in nodes],  # (type, role, flags)
             range(a, b),
             at.line[a:b].tolist(),
             at.offset[a:b].tolist(),
@@ -72,7 +73,7 @@ def _call_pairs(nodes: list[Node], at: Columns) -> list[Any]:
     out: list[Any] = []
     for n in nodes:
         calls = n._calls
-        if calls is not None and n.role != "toolResult":
+        if calls is not None and n._tag[1] != "toolResult":  # `role`
             k = first_call[n.idx] - base
             if type(calls) is str:
                 calls = ((calls, texts[k]),)

@@ -249,7 +249,7 @@ class SessionTree:
             calls = node._calls  # `calls`, or a tool result's `call_id`
             if calls is None:
                 pass
-            elif node.role == "toolResult":
+            elif node._tag[1] == "toolResult":  # `role`
                 known = tool_calls.get(calls) if isinstance(calls, str) else None
                 if known is not None:  # one copy of the id string, the call's
                     if isinstance(known, tuple):
