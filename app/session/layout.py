@@ -44,18 +44,15 @@ class Layout:
     query: str
     by_id: dict[str, Node] = field(default_factory=dict)  # the tree's own map (not a copy)
     dropped: int = 0  # the tree's duplicate losers when the rows were made (`extend_layout` checks it)
-    _where: RowFinder | None = field(default=None, repr=False)  # entry -> row, made on first use
+    _where: RowFinder | None = field(default=None, repr=False, compare=False)  # entry -> row, made on first use
 
     def finder(self) -> RowFinder:
-        """What finds an entry's row (`RowFinder`), made on first use and again after the rows change."""
+        """What finds an entry's row (`RowFinder`), made on first use and again after the rows change (a worker
+        that made one for the rows before a change, and stored it after, is not believed: versions differ)."""
         where = self._where
-        if where is None:
+        if where is None or where.version != self.rows.version:
             where = self._where = RowFinder(self.rows)
         return where
-
-    def forget_rows(self) -> None:
-        """The rows changed (`extend_layout`): what finds them is made again when next asked."""
-        self._where = None
 
     def row_of(self, node: Node) -> int | None:
         """The row of this entry, or None when the filter hides it."""

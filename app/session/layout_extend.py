@@ -56,8 +56,7 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
                 pending[-1] = node
             else:
                 assert old_row is not None
-                table.replace_node(old_row, node)
-                layout.forget_rows()
+                table.replace_node(old_row, node)  # a new version of the rows: their finder is made again
             continue
         if not visible:
             continue  # no row: it shows through its nearest shown ancestor, as the leaf does under a filter
@@ -81,5 +80,4 @@ def extend_layout(layout: Layout, tree: SessionTree, added: Sequence[Node]) -> b
     if pending:
         assert anchor is not None
         table.extend_run(anchor, pending, cont)
-        layout.forget_rows()
     return True

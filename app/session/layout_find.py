@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from itertools import compress
 
 from pitree.session.entries import Node
 from pitree.session.layout_rows import RowTable
@@ -23,10 +24,11 @@ WALK_MAX = 4096  # entries walked up before the finder keeps sorted pairs instea
 class RowFinder:
     """Each entry's row in `rows`, or None; made for the rows as they are (made again after they change)."""
 
-    __slots__ = ("rows", "marks", "keys", "at")
+    __slots__ = ("rows", "version", "marks", "keys", "at")
 
     def __init__(self, rows: RowTable) -> None:
         self.rows = rows
+        self.version = rows.version  # the rows as they were: `Layout.finder` makes another once they change
         self.marks: dict[int, int] | None = None  # entry idx -> row, for the marked rows
         self.keys = self.at = array("i")  # entry idx, sorted, and each one's row
         if len(rows) * 2 >= len(rows.entries):
@@ -40,25 +42,35 @@ class RowFinder:
             self._sort()
 
     def _sort(self) -> None:
+        """The pairs, by scattering each row into an int array by entry (4 bytes an entry for a moment; a sort
+        of a million rows held ~70 MB of ints)."""
         idx = self.rows.idx
-        order = sorted(range(len(idx)), key=idx.__getitem__)
-        self.keys, self.at, self.marks = array("i", map(idx.__getitem__, order)), array("i", order), None
+        pos = array("i", [-1]) * len(self.rows.entries)
+        for i, k in enumerate(idx):
+            pos[k] = i
+        shown = list(map((-1).__lt__, pos))
+        self.keys = array("i", compress(range(len(pos)), shown))
+        self.at = array("i", compress(pos, shown))
+        self.marks = None
 
     def row_of(self, node: Node) -> int | None:
         marks, target = self.marks, node.idx
         if marks is None:
             keys = self.keys
             j = bisect_left(keys, target)
-            return self.at[j] if j < len(keys) and keys[j] == target else None
+            if j < len(keys) and keys[j] == target:
+                row = self.at[j]
+                return row if row < len(self.rows.idx) and self.rows.idx[row] == target else None
+            return None
         walk: Node | None = node
         for _ in range(WALK_MAX):
             if walk is None:
                 return None  # above every root: the entry has no row
             r = marks.get(walk.idx)
             if r is not None:
-                if walk is node:
-                    return r
                 idx = self.rows.idx
+                if walk is node:
+                    return r if r < len(idx) and idx[r] == target else None
                 try:
                     return idx.index(target, r + 1, min(r + MARK_EVERY, len(idx)))
                 except ValueError:

@@ -156,10 +156,12 @@ class RowTable:
         "c_gutters",
         "last_nch",
         "end",
+        "version",
     )
 
     def __init__(self, entries: list[Node], chain: GutterChain | None = None) -> None:
         self.entries = entries
+        self.version = 0  # counts the changes after the rows were made (`extend_run`, `replace_node`)
         self.chain = chain if chain is not None else GutterChain()
         self.idx = array("i")
         self.start = array("i")
@@ -220,7 +222,8 @@ class RowTable:
         return self.start[k + 1] if k + 1 < len(self.start) else len(self.idx)
 
     def fields(self, i: int) -> tuple[int, int, int, int, int, int]:
-        """Row i's (indent, bits, gutters link, parent row, shown children, end)."""
+        """Row i's (indent, bits, gutters link, parent row, shown children, end); `fields` and the `*_of` below
+        take 0 <= i < len (`table[i]` checks)."""
         k = bisect_right(self.start, i) - 1
         nch = 1 if i + 1 < self.stop(k) else self.last_nch[k]
         if i == self.start[k]:
@@ -299,6 +302,7 @@ class RowTable:
         them, their parents and the subtree ends that hold row i move down."""
         k, m, at = self.run_of(i), len(nodes), i + 1
         assert self.stop(k) == at and self.last_nch[k] == 0
+        self.version += 1
         if cont is not None:
             self.c_indent[k], self.c_gutters[k] = cont
         self.idx[at:at] = array("i", [n.idx for n in nodes])
@@ -313,3 +317,4 @@ class RowTable:
 
     def replace_node(self, i: int, node: Node) -> None:
         self.idx[i] = node.idx
+        self.version += 1

@@ -165,3 +165,32 @@ def test_a_finder_that_walks_too_far_keeps_pairs(
 def test_marks_and_pairs(branchy: SessionTree) -> None:
     assert build_layout(branchy, "all").finder().marks is not None
     assert build_layout(branchy, "user-only").finder().marks is None
+
+
+def test_a_finder_made_for_the_rows_before_a_change_is_not_believed() -> None:
+    """A worker may store a finder it made just before the UI thread extended the rows: `Layout.finder` makes
+    another (the rows' version moved on), and a stale finder answers None rather than another entry's row."""
+    from pitree.session.layout_extend import extend_layout
+    from pitree.session.load import SessionBuilder
+
+    from tests.sessions import assistant
+
+    lines = to_bytes(
+        [user("u1", None, t=1), assistant("a1", "u1", t=2), user("u2", "a1", t=3), assistant("a2", "u2", t=4)]
+        + [user("u3", "a1", t=5), assistant("a3", "u3", t=6), user("u4", "a3", t=7)]
+    ).splitlines(keepends=True)
+    builder = SessionBuilder()
+    builder.feed(b"".join(lines[:-1]), final=False)
+    tree = builder.tree
+    layout = build_layout(tree, "all")
+    assert [n.id for n in layout.rows.iter_nodes()] == ["u1", "a1", "u3", "a3", "u2", "a2"]
+    stale = layout.finder()
+    assert extend_layout(layout, tree, builder.feed(lines[-1], final=False))
+    assert [n.id for n in layout.rows.iter_nodes()] == ["u1", "a1", "u3", "a3", "u4", "u2", "a2"]
+    layout._where = stale  # stored after the change
+    check_finder(tree, layout)
+    assert layout.finder() is not stale
+    for node in tree.nodes:
+        row = stale.row_of(node)
+        assert row is None or layout.rows.idx[row] == node.idx
+    assert stale.row_of(tree.get("u2")) is None  # its mark says row 4, which now holds u4
