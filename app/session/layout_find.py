@@ -48,7 +48,7 @@ class RowFinder:
         pos = array("i", [-1]) * len(self.rows.entries)
         for i, k in enumerate(idx):
             pos[k] = i
-        shown = list(map((-1).__lt__, pos))
+        shown = bytes(map((-1).__lt__, pos))
         self.keys = array("i", compress(range(len(pos)), shown))
         self.at = array("i", compress(pos, shown))
         self.marks = None
