@@ -155,7 +155,7 @@ def build_layout(
             add_parent(parent)
         table.set_ends(parent_run)
         if len(tree.nodes) > TRIM_ROWS:
-            # pass 1's arrays are an int an entry, which malloc keeps (~12 MB at 1,000,000 entries)
+            # pass 1's two arrays are an int an entry, which malloc keeps (~8 MB at 1,000,000 entries)
             return_freed_memory()
         return Layout(table, len(roots) > 1, leaf, active, mode, query, tree.by_id, dropped=tree.dropped_count)
 
