@@ -15,7 +15,7 @@ from itertools import compress
 from typing import NamedTuple
 
 from pitree.memory import return_freed_memory
-from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node
+from pitree.session.entries import ALWAYS_HIDDEN, HIDDEN_TOOL_ONLY, SETTINGS_TYPES, Node, Tag
 from pitree.session.gcpause import gc_paused
 from pitree.session.layout_find import RowFinder
 from pitree.session.layout_rows import (
@@ -116,20 +116,25 @@ def tokens_of(query: str) -> list[str]:
     return query.lower().split()
 
 
-def passes_filter(tree: SessionTree, node: Node, mode: str) -> bool:
-    if node.flags & ALWAYS_HIDDEN:
-        return False
+def kind_shown(mode: str, etype: str, role: str | None) -> bool:
+    """Whether filter `mode` shows an entry of this type and role (not `labeled-only`, which goes by id)."""
     if mode == "default":
-        return node.type not in SETTINGS_TYPES
+        return etype not in SETTINGS_TYPES
     if mode == "no-tools":
-        return node.type not in SETTINGS_TYPES and not (node.type == "message" and node.role == "toolResult")
+        return etype not in SETTINGS_TYPES and not (etype == "message" and role == "toolResult")
     if mode == "user-only":
-        return node.type == "message" and node.role == "user"
-    if mode == "labeled-only":
-        return node.id in tree.labels
+        return etype == "message" and role == "user"
     if mode == "all":
         return True
     raise ValueError(f"unknown filter {mode!r} (choose from {', '.join(FILTERS)})")
+
+
+def passes_filter(tree: SessionTree, node: Node, mode: str) -> bool:
+    if node.flags & ALWAYS_HIDDEN:
+        return False
+    if mode == "labeled-only":
+        return node.id in tree.labels
+    return kind_shown(mode, node.type, node.role)
 
 
 PACE_MASK = 0x3FFF  # `pace()` every 16,384 entries of a loop
@@ -239,7 +244,8 @@ def _shown_forest(
     ordered_roots = _active_first(tree.roots, active)
     stack: list[tuple[Node, Node | None]] = [(r, None) for r in reversed(ordered_roots)]
     labels = tree.labels
-    default = mode == "default"
+    by_id = mode == "labeled-only"
+    shown_kinds: dict[Tag, bool] = {}
     pop, push = stack.pop, stack.append
     seen = 0
     while stack:
@@ -252,16 +258,12 @@ def _shown_forest(
             flags = tag[2]
             if flags & _HIDDEN and (flags & ALWAYS_HIDDEN or id(node) != leaf_id):
                 visible = False
-            elif default:
-                visible = tag[0] not in SETTINGS_TYPES
-            elif mode == "all":
-                visible = True
-            elif mode == "user-only":  # `passes_filter`, inlined
-                visible = tag[0] == "message" and tag[1] == "user"
-            elif mode == "no-tools":
-                visible = tag[0] not in SETTINGS_TYPES and not (tag[0] == "message" and tag[1] == "toolResult")
-            else:
+            elif by_id:
                 visible = node.id in labels
+            else:  # `kind_shown`, once a kind of entry
+                visible = shown_kinds.get(tag)  # type: ignore[assignment]
+                if visible is None:
+                    visible = shown_kinds[tag] = kind_shown(mode, tag[0], tag[1])
             if visible and matched is not None:
                 visible = node.idx < len(matched) and matched[node.idx] == 1
             if visible:
