@@ -291,7 +291,7 @@ class EntryView(VerticalScroll, can_focus=True):
             return cached[2]
         generation = tree.generation
         try:
-            edits: PathEdits | None = leaf_edits(tree.leaf, reader.entries)
+            edits: PathEdits | None = leaf_edits(tree, reader.entries)
         except SessionFileError:
             edits = None
         self._edits = (tree, generation, edits)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitree.session.entries import Node
+
+if TYPE_CHECKING:
+    from pitree.session.tree import SessionTree
 
 _MISSING = object()
 EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})  # what a replacement changes
@@ -85,21 +88,15 @@ def selected_flags(path: Sequence[Node], first_kept: Any) -> list[bool]:
     return flags
 
 
-def leaf_edits(leaf: Node | None, read: Callable[[list[Node]], list[dict[str, Any]]]) -> PathEdits:
-    """`path_edits` of the path root -> `leaf`, without making that path when it holds no edit (most sessions:
+def leaf_edits(tree: SessionTree, read: Callable[[list[Node]], list[dict[str, Any]]]) -> PathEdits:
+    """`path_edits` of the tree's active path, without making that path when it holds no edit (most sessions:
     at a million entries the path alone is 8 MB, and the explorer asks as soon as it opens)."""
-    node = leaf
+    leaf = node = tree.leaf
     while node is not None and node.type != "context_edit":
         node = node.parent
     if node is None:
         return PathEdits(leaf_id=leaf.id if leaf is not None else None)
-    path: list[Node] = []
-    node = leaf
-    while node is not None:
-        path.append(node)
-        node = node.parent
-    path.reverse()
-    return path_edits(path, read)
+    return path_edits(tree.active_path(), read)
 
 
 def path_edits(path: Sequence[Node], read: Callable[[list[Node]], list[dict[str, Any]]]) -> PathEdits:

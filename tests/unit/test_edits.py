@@ -29,7 +29,7 @@ def edits_of(tmp_path: Path, entries: list[dict[str, Any]]) -> tuple[PathEdits, 
     path = write_session_file(tmp_path / "s.jsonl", entries)
     tree, _ = load_session(path)
     got = path_edits(tree.active_path(), EntryReader(path, tree).entries)
-    assert leaf_edits(tree.leaf, EntryReader(path, tree).entries) == got  # the explorer's way, the same
+    assert leaf_edits(tree, EntryReader(path, tree).entries) == got  # the explorer's way, the same
     return got, tree
 
 
@@ -140,8 +140,12 @@ def test_only_the_last_compaction_and_edit_entries_are_read(tmp_path: Path) -> N
     assert asked == ["c1", "e1"]
     asked.clear()
     path_edits(tree.branch(tree.get("u2")), read)  # no edit on this path: nothing is read
-    assert leaf_edits(tree.get("u2"), read) == PathEdits(leaf_id="u2") and asked == []
     assert asked == []
+    assert leaf_edits(tree, read) == path_edits(tree.active_path(), read) and asked == ["c1", "e1"] * 2
+    without = write_session_file(tmp_path / "no-edit.jsonl", entries[:4])
+    plain, _ = load_session(without)
+    asked.clear()
+    assert leaf_edits(plain, read) == PathEdits(leaf_id="c1") and asked == []
 
 
 @pytest.mark.parametrize(
