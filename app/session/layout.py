@@ -26,6 +26,7 @@ from pitree.session.layout_rows import (
     GutterChain,
     RowTable,
     RowTuple,
+    run_tuples,
 )
 from pitree.session.tree import SessionTree
 
@@ -192,23 +193,7 @@ def _rows_of(roots: list[Node], shown: Shown, chain: GutterChain) -> Iterator[Ro
     entries held: a run can be most of the session)."""
     nodes, idx = shown.nodes, array("i")  # the entries of the run being made
     for first, head, _, cont, last_nch in _runs_of(roots, shown, chain, idx):
-        indent, bits, gutters, parent_row = head
-        stop = first + len(idx)
-        yield (
-            nodes[idx[0]],
-            indent,
-            bool(bits & CONNECTOR),
-            bool(bits & IS_LAST),
-            gutters,
-            bool(bits & VROOT),
-            parent_row,
-            1 if first + 1 < stop else last_nch,
-            0,
-        )
-        c_indent, c_gutters = cont
-        for j in range(1, len(idx)):
-            i = first + j
-            yield (nodes[idx[j]], c_indent, False, True, c_gutters, False, i - 1, 1 if i + 1 < stop else last_nch, 0)
+        yield from run_tuples(nodes, idx, first, first, first + len(idx), head, cont, last_nch, 0)
         del idx[:]
 
 

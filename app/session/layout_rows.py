@@ -130,6 +130,48 @@ class ActivePath:
     __hash__ = None  # type: ignore[assignment]
 
 
+def run_tuples(
+    entries: list[Node],
+    idx: array,
+    base: int,
+    first: int,
+    stop: int,
+    head: tuple[int, int, int, int],
+    cont: tuple[int, int],
+    last_nch: int,
+    end: int,
+) -> Iterator[RowTuple]:
+    """The rows `first` .. `stop - 1` of one run (`RowTable`), as tuples in `Row`'s field order (the gutters a
+    link): the head's (indent, bits, gutters, parent row), then for each other row the run's (indent, gutters),
+    only IS_LAST and the row before as parent; one shown child a row but the last, which has `last_nch`.
+    Row i's entry is `entries[idx[i - base]]`."""
+    indent, bits, gutters, parent = head
+    yield (
+        entries[idx[first - base]],
+        indent,
+        bool(bits & CONNECTOR),
+        bool(bits & IS_LAST),
+        gutters,
+        bool(bits & VROOT),
+        parent,
+        1 if first + 1 < stop else last_nch,
+        end,
+    )
+    c_indent, c_gutters = cont
+    for i in range(first + 1, stop):
+        yield (
+            entries[idx[i - base]],
+            c_indent,
+            False,
+            True,
+            c_gutters,
+            False,
+            i - 1,
+            1 if i + 1 < stop else last_nch,
+            end,
+        )
+
+
 class RowTable:
     """A layout's rows, kept as runs. Most of a session is a chain (each entry the only shown child of the one
     before), and the rows of a chain differ only in their entry: a run is a row (its head) and the chain of only
@@ -277,24 +319,14 @@ class RowTable:
 
     def run_rows(self, k: int) -> Iterator[Row]:
         """Run k's rows, in order."""
-        first, stop, entries, idx = self.start[k], self.stop(k), self.entries, self.idx
-        bits, end, last = self.h_bits[k], self.end[k], self.last_nch[k]
+        head = (self.h_indent[k], self.h_bits[k], self.h_gutters[k], self.h_parent[k])
+        cont = (self.c_indent[k], self.c_gutters[k])
         tuple_of = self.chain.tuple_of
-        yield Row(
-            entries[idx[first]],
-            self.h_indent[k],
-            bool(bits & CONNECTOR),
-            bool(bits & IS_LAST),
-            tuple_of(self.h_gutters[k]),
-            bool(bits & VROOT),
-            self.h_parent[k],
-            1 if first + 1 < stop else last,
-            end,
+        rows = run_tuples(
+            self.entries, self.idx, 0, self.start[k], self.stop(k), head, cont, self.last_nch[k], self.end[k]
         )
-        if first + 1 < stop:
-            indent, gutters = self.c_indent[k], tuple_of(self.c_gutters[k])
-            for i in range(first + 1, stop):
-                yield Row(entries[idx[i]], indent, False, True, gutters, False, i - 1, 1 if i + 1 < stop else last, end)
+        for node, indent, conn, last, gutters, vroot, parent, nch, end in rows:
+            yield Row(node, indent, conn, last, tuple_of(gutters), vroot, parent, nch, end)
 
     def extend_run(self, i: int, nodes: Sequence[Node], cont: tuple[int, int] | None) -> None:
         """Put `nodes` in as a chain under row i, the last of its run and without children: they join its run
