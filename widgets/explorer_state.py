@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pitree.session.context import ContextSize
+from pitree.session.context import ContextSize, build_context
 from pitree.session.entries import Node
 from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
@@ -16,12 +16,14 @@ from pitree.session.tree import SessionTree
 from pitree.store import first_screen
 from pitree.store.session_file import EntryReader
 from pitree.summary.tokens import encoder_built
+from pitree.widgets import explorer_status
 from pitree.widgets.explorer_status import session_status
 from pitree.widgets.live import LiveSession
 from pitree.widgets.status_bar import StatusBar
 from pitree.widgets.tree_freeze import TreeFreezer
 from pitree.widgets.tree_preview import screen_of
 from pitree.widgets.tree_view import TreeView
+from textual import work
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
@@ -84,6 +86,7 @@ class ExplorerState(Widget):
 
     def _hold(self, tree: SessionTree) -> None:
         self.stree = tree
+        self._context_size = None  # the session left's: never grown by this one's entries
         self.reader = EntryReader(self.path, tree)
         self.refresh_bindings()
 
@@ -181,8 +184,31 @@ class ExplorerState(Widget):
             return
         bars = self.query(StatusBar)
         before = bars.first().status if bars else None
-        fields, self._context_size = session_status(self.stree, before, self._context_size, grown, context)
+        tree, old = self.stree, self._context_size
+        in_thread = context and len(tree.nodes) >= explorer_status.MEASURE_IN_THREAD
+        fields, self._context_size = session_status(tree, before, old, grown, context and not in_thread)
+        if in_thread and self._context_size is old:  # not grown from the size before
+            self._context_size = None
+            fields["context_tokens"] = None
+            fields["context_pending"] = True
+            self._measure_context(tree, tree.leaf)
+        elif self._context_size is not None:
+            fields["context_pending"] = False
         self._status(**fields, filter=self.tree_view.filter_mode, follow=self.following)
+
+    @work(thread=True, exclusive=True, group="context", description="Measuring the context", exit_on_error=False)
+    def _measure_context(self, tree: SessionTree, leaf: Node | None) -> None:
+        """Pi's context size at `leaf` for the status bar. Only the path from `leaf` is read: entries the live
+        tail adds meanwhile never change it, and a leaf that moved meanwhile has its own measure on its way."""
+        size = build_context(tree, leaf).size
+        self.app.call_from_thread(self._context_measured, tree, leaf, size)
+
+    def _context_measured(self, tree: SessionTree, leaf: Node | None, size: ContextSize | None) -> None:
+        shown = self.stree
+        if shown is None or shown is not tree or shown.leaf is not leaf or size is None:
+            return  # another session, or a leaf that moved: its own measure is on its way
+        self._context_size = size
+        self._status(context_tokens=size.tokens, context_pending=False)
 
     def keep_first_screen(self) -> None:
         """Keep what opening this session shows first (`first_screen`) for its next open, if it is big, read to

@@ -8,6 +8,11 @@ from pitree.session.entries import Node
 from pitree.session.tree import SessionTree
 from pitree.widgets.status_bar import Status
 
+# From this many entries in a session, its context is measured in a thread (the status bar's size, the context
+# view): both walk the whole active path, about a second at 1M entries (the view's curve several), and keys must
+# not wait for that.
+MEASURE_IN_THREAD = 20_000
+
 
 def session_status(
     tree: SessionTree,

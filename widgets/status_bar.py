@@ -20,6 +20,7 @@ class Status:
     skipped: int = 0
     follow: bool = True
     context_tokens: int | None = None
+    context_pending: bool = False  # being measured (a big session): shown as `ctx …`
     filter: str = "default"
     file_state: str = ""  # "", "waiting for file", "deleted", "reloaded" ...
     matches: str = ""
@@ -56,7 +57,9 @@ class StatusBar(Widget):
         parts.append((f"{s.branches:,} {plural(s.branches, 'branch', 'branches')}", "", 3))
         if s.leaf:
             parts.append((f"leaf {make_safe(s.leaf, keep_newlines=False)}", "", 1))
-        if s.context_tokens is not None:
+        if s.context_pending:
+            parts.append(("ctx …", "dim", 0))
+        elif s.context_tokens is not None:
             parts.append((f"ctx ~{s.context_tokens:,} tok", "", 0))
         if s.filter != "default":
             parts.append((f"[{s.filter}]", "bold yellow", 0))

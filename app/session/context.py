@@ -200,15 +200,7 @@ def build_context(tree: SessionTree, leaf: Node | None) -> SessionContext:
     ctx = SessionContext(leaf=leaf, path=path)
     if tree.dialect == OMP:
         return _omp(ctx)
-    for node in path:
-        meta = node.meta
-        if node.type == "thinking_level_change" and meta is not None:
-            ctx.thinking_level = meta.get("thinkingLevel")
-        elif node.type == "model_change" and meta is not None:
-            ctx.model = {"provider": meta.get("provider"), "modelId": meta.get("modelId")}
-        elif node.type == "message" and node.role == "assistant":
-            provider, model_id = node.model or (None, None)
-            ctx.model = {"provider": provider, "modelId": model_id}
+    _settings(ctx, path)
     selected, ctx.compaction, ctx.kept_from, ctx.dropped_system = select(path)
     edits = edits_of(selected)
     messages = ctx.messages
@@ -223,6 +215,29 @@ def build_context(tree: SessionTree, leaf: Node | None) -> SessionContext:
             ctx.head.add(facts, m)
     ctx.size = _size(ctx, path, frozenset(edits))
     return ctx
+
+
+def _settings(ctx: SessionContext, path: list[Node]) -> None:
+    """Pi's walk root → leaf keeps the last thinking level change and the last model (a model change, or an
+    assistant's provider/model): walking back, the first of each, without reading the rest of the path."""
+    thinking = model = False
+    for node in reversed(path):
+        ntype = node.type
+        if ntype == "thinking_level_change":
+            meta = node.meta
+            if not thinking and meta is not None:
+                ctx.thinking_level, thinking = meta.get("thinkingLevel"), True
+        elif model:
+            pass
+        elif ntype == "model_change":
+            meta = node.meta
+            if meta is not None:
+                ctx.model, model = {"provider": meta.get("provider"), "modelId": meta.get("modelId")}, True
+        elif ntype == "message" and node.role == "assistant":
+            provider, model_id = node.model or (None, None)
+            ctx.model, model = {"provider": provider, "modelId": model_id}, True
+        if thinking and model:
+            return
 
 
 def _omp(ctx: SessionContext) -> SessionContext:

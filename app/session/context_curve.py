@@ -9,12 +9,15 @@ A compaction restarts the state from its kept range; an edit changes its target'
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pitree.session.context import ContextMessage, project, usage_tokens
 from pitree.session.entries import Node
 from pitree.session.estimate import SystemHead
 from pitree.session.tree import SessionTree
+
+CHECK_EVERY = 65_536  # entries between two asks whether to stop
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,14 +96,18 @@ class _State:
         return self.usage + self.trailing if self.usage else self.head.tokens + self.nonsys
 
 
-def context_curve(tree: SessionTree, leaf: Node | None) -> list[CurvePoint]:
+def context_curve(
+    tree: SessionTree, leaf: Node | None, cancelled: Callable[[], bool] | None = None
+) -> list[CurvePoint]:
     """`build_context(tree, n).size.tokens` for every `n` on root → leaf, in one pass (O(path) plus the kept
-    range of each compaction)."""
+    range of each compaction). `cancelled`, asked every CHECK_EVERY entries, stops it early (a partial curve)."""
     path = tree.branch(leaf if leaf is not None else tree.leaf)
     position: dict[str, int] = {}
     state = _State()
     points = []
     for i, node in enumerate(path):
+        if cancelled is not None and not i % CHECK_EVERY and cancelled():
+            break
         position.setdefault(node.id, i)
         if node.type == "compaction":
             state = _restart(path, i, node, position)

@@ -208,3 +208,119 @@ async def test_skipped_lines_screen_lists_a_torn_last_line_as_the_cli_does(tmp_p
         assert screen.title_text == "2 skipped lines, 0 notes"
         body = str(screen.body)
         assert "line 3" in body and "line 4" in body and "held back" in body
+
+
+@pytest.mark.writes_session
+async def test_the_status_bars_context_size_of_a_big_session_is_measured_off_the_ui_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From MEASURE_IN_THREAD entries (here every session) the size walks the path in a thread: `ctx …` until it
+    is known, then Pi's size; an append at the leaf grows it without a walk, a new leaf elsewhere measures again,
+    and a measure of a leaf that moved meanwhile is dropped."""
+    import threading
+
+    import orjson
+    from pitree.widgets import explorer_state, explorer_status
+    from pitree.widgets.status_bar import Status, StatusBar
+
+    from tests.conftest import DEMO
+    from tests.sessions import user
+
+    on_main: list[bool] = []
+
+    def observed(tree, leaf):  # type: ignore[no-untyped-def]
+        on_main.append(threading.current_thread() is threading.main_thread())
+        return build_context(tree, leaf)
+
+    monkeypatch.setattr(explorer_status, "MEASURE_IN_THREAD", 0)
+    monkeypatch.setattr(explorer_state, "build_context", observed)
+    assert "ctx …" in StatusBar.render_status(Status(file="f", context_pending=True)).plain
+    session = tmp_path / "live.jsonl"
+    session.write_bytes(DEMO.read_bytes())
+    app = make_app(session)
+
+    def settled() -> bool:
+        s = app.explorer.status_bar.status
+        return app.explorer.stree is not None and not s.context_pending and s.context_tokens is not None
+
+    def expected() -> int:
+        return build_context(app.explorer.stree, None).size.tokens  # type: ignore[arg-type]
+
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, settled)
+        assert app.explorer.status_bar.status.context_tokens == expected()
+        assert on_main and not any(on_main)
+        tree = app.explorer.stree
+        assert tree is not None and tree.leaf is not None
+        old_leaf, measures = tree.leaf, len(on_main)
+        with session.open("ab") as fh:  # at the leaf: grown from the size before, no walk
+            fh.write(orjson.dumps(user("feed0001", old_leaf.id, "and one more thing", t=99_999)) + b"\n")
+        assert app.explorer.live is not None
+        await app.explorer.live.check()
+        await until(pilot, lambda: settled() and app.explorer.status_bar.status.leaf == "feed0001")
+        assert app.explorer.status_bar.status.context_tokens == expected() and len(on_main) == measures
+        root = tree.roots[0]
+        with session.open("ab") as fh:  # a new leaf on another branch: measured again, in a thread
+            fh.write(orjson.dumps(user("feed0002", root.id, "elsewhere", t=100_000)) + b"\n")
+        await app.explorer.live.check()
+        await until(pilot, lambda: settled() and app.explorer.status_bar.status.leaf == "feed0002")
+        assert app.explorer.status_bar.status.context_tokens == expected() and len(on_main) == measures + 1
+        assert not any(on_main)
+        shown = app.explorer.status_bar.status.context_tokens
+        app.explorer._context_measured(tree, old_leaf, build_context(tree, old_leaf).size)  # arrives late
+        assert app.explorer.status_bar.status.context_tokens == shown != build_context(tree, old_leaf).size.tokens
+
+
+async def test_the_context_view_of_a_big_session_is_measured_off_the_ui_thread(
+    demo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From MEASURE_IN_THREAD entries (here every session) the view opens at once, says it is measuring, and
+    shows what the synchronous view shows once a thread has built the context and its curve; Esc while it
+    measures closes it and what the thread finds is dropped."""
+    import threading
+
+    from pitree.session.context_curve import context_curve
+    from pitree.widgets import explorer_status
+    from pitree.widgets.screens import context_view
+
+    on_main: list[bool] = []
+    gate = threading.Event()
+
+    def observed(tree, leaf):  # type: ignore[no-untyped-def]
+        on_main.append(threading.current_thread() is threading.main_thread())
+        gate.wait(10)
+        return build_context(tree, leaf)
+
+    monkeypatch.setattr(explorer_status, "MEASURE_IN_THREAD", 0)
+    monkeypatch.setattr(context_view, "build_context", observed)
+    app = make_app(demo_copy)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ContextScreen))
+        screen = app.screen
+        assert isinstance(screen, ContextScreen) and not screen.measured
+        await pilot.pause()
+        assert "measuring" in _plain(screen.query_one("#ctx-head", Static))
+        assert "measuring" in str(screen.query_one(ContextPlot).render())
+        await pilot.press("escape")  # while the thread still measures
+        await until(pilot, lambda: not isinstance(app.screen, ContextScreen))
+        gate.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not screen.measured  # cancelled: its result never taken
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ContextScreen))
+        screen = app.screen
+        assert isinstance(screen, ContextScreen)
+        await until(pilot, lambda: screen.measured and screen.query_one(DataTable).row_count == 34)
+        tree = app.explorer.stree
+        assert tree is not None
+        ctx = build_context(tree, None)
+        assert [m.node.id for m in screen.ctx.messages] == [m.node.id for m in ctx.messages]
+        assert [p.tokens for p in screen.curve] == [p.tokens for p in context_curve(tree, None)]
+        plot = str(screen.query_one(ContextPlot).render())
+        assert "▲" in plot and "peak 48k" in plot
+        assert "after compaction 1d172977" in _plain(screen.query_one("#ctx-head", Static))
+        await until(pilot, lambda: screen.counted == len(ctx.messages))
+        assert on_main == [False, False]

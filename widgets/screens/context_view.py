@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from pitree.cli.report import head_tiktoken, tiktoken_counts
 from pitree.session.context import SessionContext, build_context, estimate_reason, model_label
-from pitree.session.context_curve import context_curve
+from pitree.session.context_curve import CurvePoint, context_curve
 from pitree.session.entries import Node
 from pitree.session.text import count as count_of
 from pitree.session.text import extract_content, make_safe, normalize
 from pitree.session.tree import SessionTree
 from pitree.store.model_info import context_window
 from pitree.store.session_file import EntryReader, SessionFileError
+from pitree.widgets import explorer_status
 from pitree.widgets.render.plot import context_plot
 from pitree.widgets.screens.table_keys import TABLE_KEYS
 from rich.text import Text
@@ -44,11 +45,13 @@ class ContextPlot(Widget):
 
     DEFAULT_CSS = "ContextPlot { height: 11; }"
 
-    def __init__(self, values: list[int], compactions: list[int], window: int | None, **kw: object) -> None:
+    def __init__(self, values: list[int] | None, compactions: list[int], window: int | None, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
-        self.values, self.compactions, self.window = values, compactions, window
+        self.values, self.compactions, self.window = values, compactions, window  # values None: being measured
 
     def render(self) -> Text:
+        if self.values is None:
+            return Text("measuring the context size along the path …", "dim")
         return context_plot(self.values, self.compactions, self.window, self.size.width, height=self.size.height - 2)
 
 
@@ -94,28 +97,77 @@ class ContextScreen(Screen[str | None]):
             self.error = error
             super().__init__()
 
+    class Measured(Message):
+        """Posted by the measuring worker (a big session): the context and its curve."""
+
+        def __init__(self, ctx: SessionContext, curve: list[CurvePoint]) -> None:
+            self.ctx, self.curve = ctx, curve
+            super().__init__()
+
     def __init__(self, tree: SessionTree, reader: EntryReader, leaf: Node | None) -> None:
         super().__init__()
-        self.stree, self.reader = tree, reader
-        self.ctx: SessionContext = build_context(tree, leaf)
-        model = self.ctx.model or {}
-        self.window = context_window(model.get("provider"), model.get("modelId"))
-        self.tiktoken: list[int | None] = [None] * len(self.ctx.messages)
+        self.stree, self.reader, self.leaf = tree, reader, leaf
+        self.ctx: SessionContext = SessionContext(leaf=leaf, path=[])  # measured (see `measured`)
+        self.measured = False
+        self.curve: list[CurvePoint] = []
+        self.window: int | None = None
+        self.tiktoken: list[int | None] = []
         self.head_count: int | None = None
         self.counted = 0
-        self.rows = self._rows()  # (row key, entry id to go to) in display order
-        self.replaced = self._replacement_texts()  # edit id -> the replacement's text, as the model reads it
+        self.rows: list[tuple[str, str]] = []  # (row key, entry id to go to) in display order
+        self.replaced: dict[str, str] = {}  # edit id -> the replacement's text, as the model reads it
+        if len(tree.nodes) < explorer_status.MEASURE_IN_THREAD:
+            self._take(build_context(tree, leaf), context_curve(tree, leaf))
+
+    def _take(self, ctx: SessionContext, curve: list[CurvePoint]) -> None:
+        self.ctx, self.curve, self.measured = ctx, curve, True
+        model = ctx.model or {}
+        self.window = context_window(model.get("provider"), model.get("modelId"))
+        self.tiktoken = [None] * len(ctx.messages)
+        self.rows = self._rows()
+        self.replaced = self._replacement_texts()
 
     def compose(self) -> ComposeResult:
-        ctx = self.ctx
-        curve = context_curve(self.stree, ctx.leaf)
-        yield Static(self._head(), id="ctx-head")
-        yield ContextPlot(
-            [p.tokens for p in curve], [i for i, p in enumerate(curve) if p.compaction], self.window, id="ctx-plot"
-        )
-        yield ProgressBar(total=max(1, len(ctx.messages)), show_eta=False, id="ctx-progress")
+        yield Static(self._head() if self.measured else self._measuring(), id="ctx-head")
+        yield ContextPlot(None, [], None, id="ctx-plot")
+        yield ProgressBar(total=None, show_eta=False, id="ctx-progress")
         yield MessageTable(cursor_type="row", zebra_stripes=True, id="ctx-table")
         yield Footer()
+
+    def _measuring(self) -> Text:
+        leaf = self.leaf or self.stree.leaf
+        head = Text("Context at ", "bold")
+        head.append(make_safe(leaf.id, keep_newlines=False) if leaf else "(empty session)", "bold cyan")
+        head.append(f"\nmeasuring: Pi's projection and the size at every entry of the path "
+                    f"({self.stree.entry_count:,} entries in the session) …", "dim")
+        return head
+
+    @work(thread=True, exclusive=True, group="context-measure", description="Measuring the context",
+          exit_on_error=False)
+    def _measure(self) -> None:
+        worker = get_current_worker()
+        ctx = build_context(self.stree, self.leaf)
+        if worker.is_cancelled:
+            return
+        curve = context_curve(self.stree, ctx.leaf, cancelled=lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.post_message(self.Measured(ctx, curve))
+
+    def on_context_screen_measured(self, message: Measured) -> None:
+        self._take(message.ctx, message.curve)
+        self._show()
+
+    def _show(self) -> None:
+        """The measured context on screen: head, plot, then the rows (in turns) and their tiktoken counts."""
+        curve = self.curve
+        plot = self.query_one(ContextPlot)
+        plot.values = [p.tokens for p in curve]
+        plot.compactions = [i for i, p in enumerate(curve) if p.compaction]
+        plot.window = self.window
+        plot.refresh()
+        self.query_one("#ctx-head", Static).update(self._head())
+        self.query_one(ProgressBar).update(total=max(1, len(self.ctx.messages)), progress=0)
+        self._fill()
 
     def _replacement_texts(self) -> dict[str, str]:
         edits = list({id(m.edit): m.edit for m in self.ctx.messages if m.edit is not None}.values())
@@ -207,7 +259,10 @@ class ContextScreen(Screen[str | None]):
         self._running_total = 0
         self._rows_added = 0
         table.focus()
-        self._fill()
+        if self.measured:
+            self._show()
+        else:
+            self._measure()
 
     def _fill(self) -> None:
         """Add the next ROW_BATCH rows, then yield to the event loop: 9,000 messages never freeze the screen."""
@@ -324,6 +379,7 @@ class ContextScreen(Screen[str | None]):
         self.notify(message.error, title="tiktoken count stopped", severity="error")
 
     def action_close(self) -> None:
+        self.workers.cancel_group(self, "context-measure")
         self.workers.cancel_group(self, "context-count")
         self.dismiss(None)
 
