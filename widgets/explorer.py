@@ -15,6 +15,7 @@ from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader
 from pitree.summary.tokens import load_encoder
+from pitree.widgets import explorer_status
 from pitree.widgets.compare import CompareMixin
 from pitree.widgets.entry_link import EntryLink
 from pitree.widgets.entry_view import EntryView
@@ -267,7 +268,25 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
     def _show_entry(self, node: Node | None, tree: SessionTree, reader: EntryReader) -> None:
         for view in self.query(EntryView):
             view.show(node, tree, reader)
+        self.workers.cancel_group(self, "marks")
+        if node is not None and node.type == "compaction" and len(tree.nodes) >= explorer_status.MEASURE_IN_THREAD:
+            self._set_marks({}, "")  # the last compaction's marks go at once; this one's come from a thread
+            self._mark_compaction(tree, node)
+            return
+        self._set_marks(*compaction_marks(tree, node))
+
+    @work(thread=True, exclusive=True, group="marks", description="Splitting the compaction", exit_on_error=False)
+    def _mark_compaction(self, tree: SessionTree, node: Node) -> None:
+        """A compaction's marks: its split builds Pi's context before and after it (a second at 1M entries)."""
         marks, legend = compaction_marks(tree, node)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._marked, tree, node, marks, legend)
+
+    def _marked(self, tree: SessionTree, node: Node, marks: dict[str, str], legend: str) -> None:
+        if tree is self.stree and self.tree_view.cursor_node is node:  # else the cursor moved on meanwhile
+            self._set_marks(marks, legend)
+
+    def _set_marks(self, marks: dict[str, str], legend: str) -> None:
         for tree_view in self.query(TreeView):
             tree_view.set_marks(marks)
         self._status(audit=legend)

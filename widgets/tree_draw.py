@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 
+from pitree.session.context import tokens_after
 from pitree.session.entries import IS_ERROR, Node
 from pitree.session.layout import Layout
 from pitree.session.text import make_safe
@@ -140,9 +141,7 @@ class TreeDraw(TreeBase):
     def _compaction_text(self, node: Node) -> str:
         after = self._compaction_after.get(node.id)
         if after is None and self.stree is not None:
-            from pitree.cli.report import compaction_audit
-
-            after = compaction_audit(self.stree, node, None)["tokensAfter"]["estimate"]
+            after = tokens_after(self.stree, node)
             self._compaction_after[node.id] = after
         return compaction_row(node, after or 0)
 

@@ -9,6 +9,7 @@ system messages carries them (pi-ai `collapseSystemMessages`).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,9 +141,25 @@ class CompactionSplit:
     retain_none: bool  # firstKeptEntryId is the compaction's own id: nothing kept, on purpose
 
 
+# The tree view's marks and the entry pane's audit ask for the same compaction's split at once, each in a thread
+# in a big session: the second waits for the first and takes its result.
+_split_lock = threading.Lock()
+
+
 def compaction_split(tree: SessionTree, node: Node) -> CompactionSplit:
     """Messages before `firstKeptEntryId` (and an earlier compaction's summary) were summarized; the rest kept,
-    except system messages, which the compaction drops (Pi 1.x)."""
+    except system messages, which the compaction drops (Pi 1.x). The last one asked is kept on the tree until
+    it changes."""
+    with _split_lock:
+        last = tree.memo.get("compaction_split")
+        if last is not None and last[0] is node and last[1] == tree.generation:
+            return last[2]  # type: ignore[no-any-return]
+        split = _split(tree, node)
+        tree.memo["compaction_split"] = (node, tree.generation, split)
+        return split
+
+
+def _split(tree: SessionTree, node: Node) -> CompactionSplit:
     meta = node.meta or {}
     first_kept = meta.get("firstKeptEntryId")
     before = build_context(tree, node.parent) if node.parent is not None else None

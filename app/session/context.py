@@ -200,6 +200,32 @@ def build_context(tree: SessionTree, leaf: Node | None) -> SessionContext:
     ctx = SessionContext(leaf=leaf, path=path)
     if tree.dialect == OMP:
         return _omp(ctx)
+    return _project(ctx, path)
+
+
+def tokens_after(tree: SessionTree, compaction: Node) -> int:
+    """What is sent right after `compaction` by Pi's estimate (its checkpoint, summary and kept range):
+    `build_context(tree, compaction).tokens`, reading only the kept range above it when no id in the file is
+    repeated (its first kept entry is then the only entry with that id; else, and by oh-my-pi's rules, the
+    whole build). A tree row per compaction shows it: a walk to the root each was a second at 1M entries."""
+    if tree.dialect == OMP or tree.has_duplicates:
+        return build_context(tree, compaction).tokens
+    first_kept = compaction.meta.get("firstKeptEntryId") if compaction.meta else None
+    kept: list[Node] = []
+    node = compaction.parent
+    while node is not None and isinstance(first_kept, str):
+        kept.append(node)
+        if node.id == first_kept:
+            break
+        node = node.parent
+    else:
+        kept = []  # not on the path: nothing kept
+    kept.reverse()
+    kept.append(compaction)
+    return _project(SessionContext(leaf=compaction, path=kept), kept).tokens
+
+
+def _project(ctx: SessionContext, path: list[Node]) -> SessionContext:
     _settings(ctx, path)
     selected, ctx.compaction, ctx.kept_from, ctx.dropped_system = select(path)
     edits = edits_of(selected)

@@ -85,6 +85,7 @@ class SessionTree:
     _dropped: set[int] = field(default_factory=set)  # idx of duplicate losers
     _orphans_reported: set[int] = field(default_factory=set)
     generation: int = 0  # bumped on every change, for caches
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # such caches, dying with the tree
     _search: SearchIndex = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -129,6 +130,11 @@ class SessionTree:
             node = node.parent
         path.reverse()
         return path
+
+    @property
+    def has_duplicates(self) -> bool:
+        """Some id is on more than one line (the later line won)."""
+        return bool(self._dropped)
 
     def active_path(self) -> list[Node]:
         return self.branch(self.leaf)

@@ -324,3 +324,48 @@ async def test_the_context_view_of_a_big_session_is_measured_off_the_ui_thread(
         assert "after compaction 1d172977" in _plain(screen.query_one("#ctx-head", Static))
         await until(pilot, lambda: screen.counted == len(ctx.messages))
         assert on_main == [False, False]
+
+
+async def test_a_big_sessions_compaction_marks_come_from_a_thread_shared_with_the_audit(
+    demo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From MEASURE_IN_THREAD entries (here every session) selecting a compaction splits it in a thread (two
+    contexts: a second at 1M entries); the entry pane's audit takes the same split, and marks that arrive after
+    the cursor moved on are dropped."""
+    import threading
+
+    from pitree.cli import report_context
+    from pitree.widgets import explorer_status
+
+    calls: list[bool] = []
+    split = report_context._split
+
+    def observed(tree, node):  # type: ignore[no-untyped-def]
+        calls.append(threading.current_thread() is threading.main_thread())
+        return split(tree, node)
+
+    monkeypatch.setattr(explorer_status, "MEASURE_IN_THREAD", 0)
+    monkeypatch.setattr(report_context, "_split", observed)
+    app = make_app(demo_copy)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        tree = app.explorer.stree
+        assert tree is not None
+        view = app.query_one(TreeView)
+        entry = app.query_one(EntryView)
+        view.select_id(COMPACTION)
+        await until(pilot, lambda: bool(view.marks) and entry.node is not None and not entry.loading)
+        assert calls == [False]  # once, off the UI thread, for the marks and the audit both
+        expected = compaction_split(tree, tree.get(COMPACTION))  # type: ignore[arg-type]
+        assert {k for k, v in view.marks.items() if v == "kept"} == {m.node.id for m in expected.kept}
+        assert app.explorer.status_bar.status.audit == "▒ summarized 30 · ▌ kept 8"
+        await pilot.press("up")
+        await until(pilot, lambda: not view.marks and app.explorer.status_bar.status.audit == "")
+        node = tree.get(COMPACTION)
+        assert node is not None
+        app.explorer._marked(tree, node, {"x": "kept"}, "late")  # the cursor is no longer on it
+        assert not view.marks and app.explorer.status_bar.status.audit == ""
+    split_again = compaction_split(tree, node)
+    assert split_again is expected  # kept on the tree while it does not change
+    tree.generation += 1
+    assert compaction_split(tree, node) is not expected

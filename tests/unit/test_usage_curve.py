@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pitree.session.context import build_context
+from pitree.session.context import build_context, tokens_after
 from pitree.session.context_curve import context_curve
 from pitree.session.load import load_bytes
 from pitree.session.usage import segments, usage_report
@@ -86,6 +86,22 @@ def test_curve_equals_build_context_at_every_point(first_kept: str | None) -> No
     # until a2 answers, so the size is the estimate of summary + kept entries; then a2's usage again
     assert points[2].tokens == 10 + 10 and points[4].tokens == 10 and points[5].tokens == 10 + 5
     assert points[3].tokens == build_context(tree, tree.get("c1")).tokens  # no system messages: the same
+    assert tokens_after(tree, tree.get("c1")) == points[3].tokens  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("first_kept", ["u2", "u1", "gone", "c1", "b1"])
+def test_tokens_after_a_compaction_reads_only_its_kept_range(first_kept: str) -> None:
+    """As `build_context(tree, compaction).tokens`, also when the first kept entry is on another branch, is the
+    compaction itself (retain-none) or is missing; a file with a repeated id takes the whole build."""
+    entries = _compacted(first_kept) + [user("b1", "u1", "q" * 44, t=7)]  # b1: a branch off u1
+    tree = tree_of(entries)
+    c1 = tree.get("c1")
+    assert c1 is not None and not tree.has_duplicates
+    assert tokens_after(tree, c1) == build_context(tree, c1).tokens
+    repeated = tree_of([*entries, {**entries[1], "timestamp": ts(9)}])  # a1 again: the later line wins
+    c1 = repeated.get("c1")
+    assert c1 is not None and repeated.has_duplicates
+    assert tokens_after(repeated, c1) == build_context(repeated, c1).tokens
 
 
 KINDS = ["user", "assistant", "zero", "error", "compaction", "model", "system", "omit", "replace", "bash"]
@@ -150,6 +166,8 @@ def test_curve_matches_build_context_on_random_paths(kinds: list[tuple[str, int]
     tree = tree_of(entries)
     for p in context_curve(tree, None):
         assert p.tokens == build_context(tree, p.node).size.tokens, p.node.id
+        if p.compaction:  # a compaction's tree row: its kept range read, not the path above it
+            assert tokens_after(tree, p.node) == build_context(tree, p.node).tokens, p.node.id
 
 
 def test_buckets_take_the_largest_value_per_column() -> None:
