@@ -269,6 +269,10 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
         for view in self.query(EntryView):
             view.show(node, tree, reader)
         self.workers.cancel_group(self, "marks")
+        if "compaction_split" in tree.memo:  # the split of a compaction left (two contexts), not kept for later
+            from pitree.cli.report_context import forget_split
+
+            forget_split(tree, node)
         if node is not None and node.type == "compaction" and len(tree.nodes) >= explorer_status.MEASURE_IN_THREAD:
             self._set_marks({}, "")  # the last compaction's marks go at once; this one's come from a thread
             self._mark_compaction(tree, node)

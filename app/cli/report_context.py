@@ -148,8 +148,8 @@ _split_lock = threading.Lock()
 
 def compaction_split(tree: SessionTree, node: Node) -> CompactionSplit:
     """Messages before `firstKeptEntryId` (and an earlier compaction's summary) were summarized; the rest kept,
-    except system messages, which the compaction drops (Pi 1.x). The last one asked is kept on the tree until
-    it changes."""
+    except system messages, which the compaction drops (Pi 1.x). The last one made is kept on the tree until it
+    changes or `forget_split` (two contexts: the explorer drops it when the cursor leaves the compaction)."""
     with _split_lock:
         last = tree.memo.get("compaction_split")
         if last is not None and last[0] is node and last[1] == tree.generation:
@@ -157,6 +157,14 @@ def compaction_split(tree: SessionTree, node: Node) -> CompactionSplit:
         split = _split(tree, node)
         tree.memo["compaction_split"] = (node, tree.generation, split)
         return split
+
+
+def forget_split(tree: SessionTree, node: Node | None = None) -> None:
+    """Drop the split kept by `compaction_split`, unless it is `node`'s."""
+    with _split_lock:
+        last = tree.memo.get("compaction_split")
+        if last is not None and last[0] is not node:
+            del tree.memo["compaction_split"]
 
 
 def _split(tree: SessionTree, node: Node) -> CompactionSplit:

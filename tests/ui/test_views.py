@@ -365,7 +365,8 @@ async def test_a_big_sessions_compaction_marks_come_from_a_thread_shared_with_th
         assert node is not None
         app.explorer._marked(tree, node, {"x": "kept"}, "late")  # the cursor is no longer on it
         assert not view.marks and app.explorer.status_bar.status.audit == ""
-    split_again = compaction_split(tree, node)
-    assert split_again is expected  # kept on the tree while it does not change
+        assert "compaction_split" not in tree.memo  # dropped when the cursor left the compaction
+    again = compaction_split(tree, node)
+    assert compaction_split(tree, node) is again  # found again while the tree is the same
     tree.generation += 1
-    assert compaction_split(tree, node) is not expected
+    assert compaction_split(tree, node) is not again
