@@ -174,22 +174,41 @@ def _split(tree: SessionTree, node: Node) -> CompactionSplit:
     after = build_context(tree, node)
     if after.dialect == "omp" and after.kept_from is not None:  # "" keeps from after providerReplayThroughEntryId
         first_kept = after.kept_from.id
-    path_ids = [n.id for n in tree.branch(node)][:-1]
-    on_path = isinstance(first_kept, str) and first_kept in path_ids
+    kept_ids = _kept_range(node, first_kept)
     summarized, kept, dropped = [], [], []
     if before is not None:
-        position: dict[str, int] = {}
-        for i, nid in enumerate(path_ids):
-            position.setdefault(nid, i)
-        cut = position.get(first_kept, len(path_ids)) if isinstance(first_kept, str) else len(path_ids)
         for m in before.messages:
             if m.role == "system":
                 dropped.append(m)
-            elif m.role == "compactionSummary" or position.get(m.node.id, -1) < cut:
+            elif m.role == "compactionSummary" or kept_ids is None or m.node.id not in kept_ids:
                 summarized.append(m)
             else:
                 kept.append(m)
-    return CompactionSplit(before, summarized, kept, on_path, dropped, after, first_kept == node.id)
+    return CompactionSplit(before, summarized, kept, kept_ids is not None, dropped, after, first_kept == node.id)
+
+
+def _kept_range(node: Node, first_kept: Any) -> set[str] | None:
+    """The ids from the first kept entry down to the compaction's parent, walking up from the parent (the path
+    above the kept range is not read; no id repeats on a path: a repeated id's later line replaced the earlier
+    one in the tree). None: the first kept entry is not above the compaction."""
+    if not isinstance(first_kept, str):
+        return None
+    ids = set()
+    above = node.parent
+    while above is not None:
+        ids.add(above.id)
+        if above.id == first_kept:
+            return ids
+        above = above.parent
+    return None
+
+
+def _on_active_path(tree: SessionTree, node: Node) -> bool:
+    """`node.id in tree.active_ids()`, walking up from the leaf without making the set."""
+    above = tree.leaf
+    while above is not None and above.id != node.id:
+        above = above.parent
+    return above is not None
 
 
 def _usage_dict(node: Node) -> dict[str, Any] | None:
@@ -232,11 +251,13 @@ def after_parts(audit: dict[str, Any]) -> str:
     return " + ".join(parts) + ("; nothing kept (retain-none)" if audit.get("retainNone") else " + kept")
 
 
-def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None, exact: bool = True) -> dict[str, Any]:
+def compaction_audit(
+    tree: SessionTree, node: Node, reader: EntryReader | None, exact: bool = True, active: set[str] | None = None
+) -> dict[str, Any]:
     """What one compaction summarized, what it kept, what it dropped and replayed (Pi 1.x system messages and
     its checkpoint), what it cost, and the tokens before and after it. Without a `reader` the entry is not read
     (no file lists, no checkpoint names) and nothing is counted by tiktoken; `exact=False` reads it but leaves
-    the tiktoken counts out too (None)."""
+    the tiktoken counts out too (None). `active`: the active path's ids, when many compactions are audited."""
     exact = exact and reader is not None
     meta = node.meta or {}
     split = compaction_split(tree, node)
@@ -269,7 +290,7 @@ def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None, 
         "tokensAfter": {"estimate": after.tokens},
         "readFiles": [],
         "modifiedFiles": [],
-        "onActivePath": node.id in tree.active_ids(),
+        "onActivePath": node.id in active if active is not None else _on_active_path(tree, node),
         "problems": _problems(tree, node, split),
     }
     if reader is not None:
@@ -300,4 +321,5 @@ def compaction_audit(tree: SessionTree, node: Node, reader: EntryReader | None, 
 
 def compactions_report(tree: SessionTree, reader: EntryReader | None) -> dict[str, Any]:
     comps = [n for n in tree.nodes if n.type == "compaction" and not tree.is_dropped(n)]
-    return {"compactions": [compaction_audit(tree, n, reader) for n in comps]}
+    active = tree.active_ids()
+    return {"compactions": [compaction_audit(tree, n, reader, active=active) for n in comps]}

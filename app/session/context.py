@@ -160,25 +160,26 @@ def _int(value: float) -> int:
 def select(path: list[Node]) -> tuple[list[Node], Node | None, Node | None, list[Node]]:
     """Pi's buildContextEntries: (the selected entries, the last compaction, its first kept entry, the system
     messages of the kept range that it drops)."""
-    compaction = None
-    for node in path:
-        if node.type == "compaction":
-            compaction = node
-    if compaction is None:
+    # Both searches walk back from the leaf and stop: no id repeats on a path (a repeated id's later line replaces
+    # the earlier one in the tree), so the nearest first kept entry is Pi's, the first from the root.
+    cut = len(path) - 1
+    while cut >= 0 and path[cut].type != "compaction":
+        cut -= 1
+    if cut < 0:
         return path, None, None, []
-    cut = path.index(compaction)
+    compaction = path[cut]
     first_kept = compaction.meta.get("firstKeptEntryId") if compaction.meta else None
-    selected, dropped, kept_from = [compaction], [], None
-    for node in path[:cut]:
-        if kept_from is None and node.id == first_kept:
-            kept_from = node
-        if kept_from is not None:
-            if node.type == "message" and node.role == "system":
-                dropped.append(node)
-            else:
-                selected.append(node)
+    start = cut - 1
+    while start >= 0 and path[start].id != first_kept:
+        start -= 1
+    selected, dropped = [compaction], []
+    for node in path[start:cut] if start >= 0 else ():
+        if node.type == "message" and node.role == "system":
+            dropped.append(node)
+        else:
+            selected.append(node)
     selected.extend(path[cut + 1 :])
-    return selected, compaction, kept_from, dropped
+    return selected, compaction, path[start] if start >= 0 else None, dropped
 
 
 def edits_of(selected: list[Node]) -> dict[str, Node]:
@@ -205,10 +206,9 @@ def build_context(tree: SessionTree, leaf: Node | None) -> SessionContext:
 
 def tokens_after(tree: SessionTree, compaction: Node) -> int:
     """What is sent right after `compaction` by Pi's estimate (its checkpoint, summary and kept range):
-    `build_context(tree, compaction).tokens`, reading only the kept range above it when no id in the file is
-    repeated (its first kept entry is then the only entry with that id; else, and by oh-my-pi's rules, the
-    whole build). A tree row per compaction shows it: a walk to the root each was a second at 1M entries."""
-    if tree.dialect == OMP or tree.has_duplicates:
+    `build_context(tree, compaction).tokens`, reading only the kept range above it (see `select`; by oh-my-pi's
+    rules, the whole build). A tree row per compaction shows it: a walk to the root each was a second at 1M."""
+    if tree.dialect == OMP:
         return build_context(tree, compaction).tokens
     first_kept = compaction.meta.get("firstKeptEntryId") if compaction.meta else None
     kept: list[Node] = []

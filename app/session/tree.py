@@ -131,11 +131,6 @@ class SessionTree:
         path.reverse()
         return path
 
-    @property
-    def has_duplicates(self) -> bool:
-        """Some id is on more than one line (the later line won)."""
-        return bool(self._dropped)
-
     def active_path(self) -> list[Node]:
         return self.branch(self.leaf)
 

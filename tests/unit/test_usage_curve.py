@@ -92,16 +92,37 @@ def test_curve_equals_build_context_at_every_point(first_kept: str | None) -> No
 @pytest.mark.parametrize("first_kept", ["u2", "u1", "gone", "c1", "b1"])
 def test_tokens_after_a_compaction_reads_only_its_kept_range(first_kept: str) -> None:
     """As `build_context(tree, compaction).tokens`, also when the first kept entry is on another branch, is the
-    compaction itself (retain-none) or is missing; a file with a repeated id takes the whole build."""
+    compaction itself (retain-none), is missing, or has its id on two lines."""
     entries = _compacted(first_kept) + [user("b1", "u1", "q" * 44, t=7)]  # b1: a branch off u1
     tree = tree_of(entries)
     c1 = tree.get("c1")
-    assert c1 is not None and not tree.has_duplicates
+    assert c1 is not None
     assert tokens_after(tree, c1) == build_context(tree, c1).tokens
     repeated = tree_of([*entries, {**entries[1], "timestamp": ts(9)}])  # a1 again: the later line wins
     c1 = repeated.get("c1")
-    assert c1 is not None and repeated.has_duplicates
+    assert c1 is not None and any("duplicate id a1" in p.message for p in repeated.problems)
     assert tokens_after(repeated, c1) == build_context(repeated, c1).tokens
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(-2, 6), st.booleans()), min_size=1, max_size=25))
+def test_no_id_repeats_on_a_path(lines: list[tuple[int, int, bool]]) -> None:
+    """What `select`, `tokens_after` and the compaction split rely on to walk back and stop: ids repeated on
+    other lines, parents named before or after, missing or the entry's own, never put one id twice on the path
+    of an entry of the tree (a repeated id's later line replaces the earlier one in it)."""
+    entries = []
+    for t, (eid, parent, compaction) in enumerate(lines):
+        pid = None if parent == -1 else "gone" if parent == -2 else f"i{parent}"
+        if compaction:
+            entries.append(entry("compaction", f"i{eid}", pid, t=t, summary="s", firstKeptEntryId="i0"))
+        else:
+            entries.append(user(f"i{eid}", pid, "x", t=t))
+    tree = tree_of(entries)
+    for node in tree.iter_tree():
+        ids = [n.id for n in tree.branch(node)]
+        assert len(ids) == len(set(ids))
+        if node.type == "compaction":
+            assert tokens_after(tree, node) == build_context(tree, node).tokens
 
 
 KINDS = ["user", "assistant", "zero", "error", "compaction", "model", "system", "omit", "replace", "bash"]
