@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pitree.session.entries import Node
-from pitree.session.layout import FILTERS, Layout, build_layout, visible_indices
+from pitree.session.layout import FILTERS, Layout, build_layout, nearest_shown, visible_indices
 from pitree.session.layout_extend import extend_layout
 from pitree.session.tree import SessionTree
 from textual.cache import LRUCache
@@ -283,18 +283,9 @@ class TreeBase(ScrollView):
         self._post_highlight()
 
     def _nearest_visible(self, entry_id: str) -> int:
-        """Pi's findNearestVisibleIndex: the entry's row, else its nearest shown ancestor, else the last."""
+        """Pi's findNearestVisibleIndex (`nearest_shown`): the entry's place among the shown rows."""
         assert self.stree is not None and self.layout_ is not None
-        shown = self.shown  # sorted row indices: an entry's place in it is a binary search
-        node = self.stree.get(entry_id)
-        while node is not None:
-            row = self.layout_.row_of(node)
-            if row is not None:
-                i = bisect.bisect_left(shown, row)
-                if i < len(shown) and shown[i] == row:
-                    return i
-            node = node.parent
-        return max(0, len(shown) - 1)
+        return nearest_shown(self.layout_, self.shown, self.stree.get(entry_id))
 
     def _unfold_to(self, row: int) -> None:
         assert self.layout_ is not None

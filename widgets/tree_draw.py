@@ -213,12 +213,7 @@ class TreeDraw(TreeBase):
             return ""
         if node is leaf:
             return "  ← leaf"
-        if layout.row_of(leaf) is not None:
-            return ""
-        holder = leaf.parent
-        while holder is not None and layout.row_of(holder) is None:
-            holder = holder.parent
-        if holder is not node:
+        if layout.holder_row(leaf) != row_index:
             return ""
         return hidden_leaf_marker(self.stree, leaf)
 

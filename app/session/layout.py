@@ -9,6 +9,7 @@ The rows themselves live in `layout_rows`; extending a layout on append is `layo
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
@@ -46,6 +47,7 @@ class Layout:
     by_id: dict[str, Node] = field(default_factory=dict)  # the tree's own map (not a copy)
     dropped: int = 0  # the tree's duplicate losers when the rows were made (`extend_layout` checks it)
     _where: RowFinder | None = field(default=None, repr=False, compare=False)  # entry -> row, made on first use
+    _holder: tuple[Node, int, int | None] | None = field(default=None, repr=False, compare=False)  # holder_row's
 
     def finder(self) -> RowFinder:
         """What finds an entry's row (`RowFinder`), made on first use and again after the rows change (a worker
@@ -58,6 +60,22 @@ class Layout:
     def row_of(self, node: Node) -> int | None:
         """The row of this entry, or None when the filter hides it."""
         return self.finder().row_of(node)
+
+    def holder_row(self, node: Node) -> int | None:
+        """The row of this entry, else of its nearest ancestor with one (None: none has). The last answer is kept
+        until the rows change: a hidden leaf's is asked for every row drawn and at every key, and a sparse filter
+        can hide the whole path above it."""
+        held = self._holder
+        if held is not None and held[0] is node and held[1] == self.rows.version:
+            return held[2]
+        version, walk, row = self.rows.version, node, None
+        while walk is not None:
+            row = self.row_of(walk)
+            if row is not None:
+                break
+            walk = walk.parent
+        self._holder = (node, version, row)
+        return row
 
     def index_of(self, entry_id: str) -> int | None:
         """The row of the entry with this id, or None when there is none or the filter hides it."""
@@ -342,6 +360,16 @@ def _active_first(nodes: Sequence[Node], active: ActivePath) -> list[Node]:
     if not first:
         return list(nodes)
     return first + [n for n in nodes if n not in active]
+
+
+def nearest_shown(layout: Layout, shown: Sequence[int], node: Node | None) -> int:
+    """Pi's findNearestVisibleIndex: the place in `shown` (the rows folds leave, sorted) of the entry's row, else
+    of its nearest shown ancestor, else the last. A row a fold hides has its topmost folded ancestor just before it
+    among the shown rows (every row between is under that fold): one binary search, not a walk up the path."""
+    row = layout.holder_row(node) if node is not None else None
+    if row is None:
+        return max(0, len(shown) - 1)
+    return max(0, bisect_right(shown, row) - 1)
 
 
 def visible_indices(layout: Layout, folded: set[str]) -> Sequence[int]:

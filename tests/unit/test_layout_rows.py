@@ -185,7 +185,9 @@ def test_a_finder_made_for_the_rows_before_a_change_is_not_believed() -> None:
     layout = build_layout(tree, "all")
     assert [n.id for n in layout.rows.iter_nodes()] == ["u1", "a1", "u3", "a3", "u2", "a2"]
     stale = layout.finder()
+    assert layout.holder_row(tree.get("u2")) == 4  # type: ignore[arg-type]
     assert extend_layout(layout, tree, builder.feed(lines[-1], final=False))
+    assert layout.holder_row(tree.get("u2")) == 5  # type: ignore[arg-type]  # kept only while the rows stay
     assert [n.id for n in layout.rows.iter_nodes()] == ["u1", "a1", "u3", "a3", "u4", "u2", "a2"]
     layout._where = stale  # stored after the change
     check_finder(tree, layout)
@@ -194,3 +196,33 @@ def test_a_finder_made_for_the_rows_before_a_change_is_not_believed() -> None:
         row = stale.row_of(node)
         assert row is None or layout.rows.idx[row] == node.idx
     assert stale.row_of(tree.get("u2")) is None  # its mark says row 4, which now holds u4
+
+
+def reference_nearest(layout: Layout, shown: list[int], node: Node | None) -> int:
+    """Pi's findNearestVisibleIndex the plain way: walk up the entries until one has a shown row."""
+    while node is not None:
+        row = layout.row_of(node)
+        if row is not None and row in shown:
+            return shown.index(row)
+        node = node.parent
+    return max(0, len(shown) - 1)
+
+
+@pytest.mark.parametrize("mode", FILTERS)
+def test_the_nearest_shown_row_is_the_plain_walks_under_folds(branchy: SessionTree, mode: str) -> None:
+    """`nearest_shown` finds an entry's row (or its nearest ancestor's) with one search among the shown rows;
+    it must agree with walking up the entries for every entry, with nothing, the root, and many rows folded."""
+    import random
+
+    from pitree.session.layout import nearest_shown
+
+    layout = build_layout(branchy, mode)
+    foldable = [layout.rows.node(r).id for r in range(len(layout.rows)) if layout.rows.children_of(r)]
+    rng = random.Random(5)
+    for folded in (set(), set(foldable[:1]), set(rng.sample(foldable, min(40, len(foldable))))):
+        shown = list(visible_indices(layout, folded))
+        for node in branchy.nodes[::7]:
+            assert nearest_shown(layout, shown, node) == reference_nearest(layout, shown, node), node.id
+        leaf = branchy.leaf
+        assert nearest_shown(layout, shown, leaf) == reference_nearest(layout, shown, leaf)
+    assert nearest_shown(layout, [], None) == 0
