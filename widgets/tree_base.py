@@ -288,15 +288,16 @@ class TreeBase(ScrollView):
         return nearest_shown(self.layout_, self.shown, self.stree.get(entry_id))
 
     def _unfold_to(self, row: int) -> None:
-        assert self.layout_ is not None
-        rows = self.layout_.rows
+        """Unfold what hides `row`: each folded row whose subtree holds it (rows are in preorder), one check a
+        fold, not a walk up its ancestors' rows (a million of them at the end of a long session)."""
+        layout = self.layout_
+        assert layout is not None
         changed = False
-        parent = rows[row].parent_row
-        while parent >= 0:
-            if rows[parent].node.id in self.folded:
-                self.folded.discard(rows[parent].node.id)
+        for entry_id in list(self.folded):
+            fold = layout.index_of(entry_id)
+            if fold is not None and fold < row < layout.rows.end_of(fold):
+                self.folded.discard(entry_id)
                 changed = True
-            parent = rows[parent].parent_row
         if changed:
             self._refold()
 

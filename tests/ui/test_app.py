@@ -97,6 +97,37 @@ async def test_fold_and_branch_jumps(demo: Path) -> None:
         assert cursor(app) == "5b622433"
 
 
+async def test_going_to_an_entry_opens_only_the_folds_that_hide_it(demo: Path) -> None:
+    """Each fold whose subtree holds the entry opens (nested ones too); a fold elsewhere stays."""
+    app = make_app(demo)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        view = app.query_one(TreeView)
+        layout = view.layout_
+        assert layout is not None and app.explorer.stree is not None
+        target = app.explorer.stree.get("c743aed4")  # inside the abandoned cache branch, under 5b622433
+        assert target is not None
+        holders = []
+        walk = target.parent
+        while walk is not None:
+            row = layout.index_of(walk.id)
+            if row is not None and layout.rows.children_of(row):
+                holders.append(walk.id)
+            walk = walk.parent
+        assert "5b622433" in holders and len(holders) >= 2
+        elsewhere = next(
+            layout.rows.node(r).id for r in range(len(layout.rows))
+            if layout.foldable(r) and layout.rows.node(r).id not in holders
+            and not layout.rows.node(r).id == target.id
+            and not (r < layout.index_of(target.id) < layout.rows.end_of(r))  # type: ignore[operator]
+        )
+        view.folded.update(["5b622433", holders[-1], elsewhere])  # the branch start, the root, another branch
+        view._refold()
+        assert view.go_to("c743aed4") == ""
+        assert cursor(app) == "c743aed4"
+        assert view.folded == {elsewhere}
+
+
 async def test_search_counts_keeps_folds_and_opens_them(demo: Path) -> None:
     app = make_app(demo)
     async with app.run_test(size=(140, 40)) as pilot:
