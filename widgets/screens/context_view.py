@@ -13,8 +13,10 @@ where it was.
 
 from __future__ import annotations
 
+import time
+
 from pitree.cli.report import head_tiktoken, tiktoken_counts
-from pitree.session.context import SessionContext, build_context, estimate_reason, model_label
+from pitree.session.context import Projected, SessionContext, build_context
 from pitree.session.context_curve import CurvePoint, context_curve
 from pitree.session.entries import Node
 from pitree.session.text import count as count_of
@@ -23,6 +25,7 @@ from pitree.session.tree import SessionTree
 from pitree.store.model_info import context_window
 from pitree.store.session_file import EntryReader, SessionFileError
 from pitree.widgets import explorer_status
+from pitree.widgets.render.context_head import context_head
 from pitree.widgets.render.plot import context_plot
 from pitree.widgets.screens.table_keys import TABLE_KEYS
 from rich.text import Text
@@ -35,7 +38,9 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, ProgressBar, Static
 from textual.worker import get_current_worker
 
-BATCH = 64  # messages per tiktoken batch: one progress step, and a cancel check between batches
+BATCH = 64  # messages per tiktoken batch at least: one progress step, and a cancel check between batches
+BATCHES = 200  # batches at most, for a big context (each redraws cells and the bar)
+HEAD_EVERY = 0.25  # seconds between two redraws of the head while counting
 ROW_BATCH = 400  # table rows added per turn of the event loop
 SUMMARY_ROLES = {"compactionSummary": "magenta", "branchSummary": "yellow"}
 
@@ -114,6 +119,9 @@ class ContextScreen(Screen[str | None]):
         self.tiktoken: list[int | None] = []
         self.head_count: int | None = None
         self.counted = 0
+        self._head_drawn = 0.0
+        self.estimate = 0
+        self.omitted: list[Projected] = []
         self.rows: list[tuple[str, str]] = []  # (row key, entry id to go to) in display order
         self.replaced: dict[str, str] = {}  # edit id -> the replacement's text, as the model reads it
         if len(tree.nodes) < explorer_status.MEASURE_IN_THREAD:
@@ -124,6 +132,8 @@ class ContextScreen(Screen[str | None]):
         model = ctx.model or {}
         self.window = context_window(model.get("provider"), model.get("modelId"))
         self.tiktoken = [None] * len(ctx.messages)
+        self.estimate = ctx.tokens  # sums over every message: once, not at each redraw of the head
+        self.omitted = ctx.omitted
         self.rows = self._rows()
         self.replaced = self._replacement_texts()
 
@@ -184,63 +194,22 @@ class ContextScreen(Screen[str | None]):
 
     def _head(self) -> Text:
         ctx = self.ctx
-        head = Text(no_wrap=False)
-        head.append("Context at ", "bold")
-        head.append(make_safe(ctx.leaf.id, keep_newlines=False) if ctx.leaf else "(empty session)", "bold cyan")
-        head.append(f"  ·  model {make_safe(model_label(ctx.model), keep_newlines=False)}")
-        head.append(f"  ·  thinking {make_safe(str(ctx.thinking_level), keep_newlines=False)}")
-        head.append(f"  ·  window {self.window:,}" if self.window else "  ·  window unknown (not in Pi's registry)")
-        head.append(f"\n{count_of(len(ctx.messages), 'message')} · ~{ctx.tokens:,} tokens (Pi's chars/4)")
-        size = ctx.size
-        head.append(f" · context size {size.tokens:,} (Pi: ")
-        if size.usage_node is not None:
-            usage_id = make_safe(size.usage_node.id, keep_newlines=False)
-            head.append(f"usage of {usage_id} {size.usage_tokens:,} + {size.trailing_tokens:,} after)")
-        else:
-            head.append(f"estimate: {make_safe(estimate_reason(ctx), keep_newlines=False)})")
+        total = None
         if self.counted >= len(ctx.messages):
             sent = zip(self.tiktoken, ctx.messages, strict=True)
             total = sum(c or 0 for c, m in sent if not m.excluded and m.role != "system") + (self.head_count or 0)
-            head.append(f" · {total:,} tokens (tiktoken cl100k)")
-            if self.window:
-                head.append(f" · {total / self.window:.1%} of the window")
-        else:
-            head.append(f" · tiktoken: counting {self.counted}/{len(ctx.messages)} …", "dim")
-        if ctx.compaction is not None:
-            first = "its checkpoint and summary come" if ctx.compaction.meta and ctx.compaction.meta.get(
-                "checkpoint") else "its summary comes"
-            comp_id = make_safe(ctx.compaction.id, keep_newlines=False)
-            head.append(f"\nafter compaction {comp_id}: {first} first", "magenta")
-            if ctx.retain_none:
-                head.append(", nothing kept (retain-none)", "magenta")
-            else:
-                kept = make_safe(ctx.kept_from.id, keep_newlines=False) if ctx.kept_from else ""
-                head.append(f", then the kept entries from {kept}" if kept else ", nothing kept")
-            if ctx.dropped_system:
-                dropped = count_of(len(ctx.dropped_system), "system message")
-                head.append(f"; {dropped} of the kept range dropped", "magenta")
-        omitted = ctx.omitted
-        if omitted:
-            n = len(omitted)
-            edits = "edit" if n == 1 else "edits"
-            head.append(f"\n{count_of(n, 'entry', 'entries')} omitted by context {edits}", "yellow")
-        if ctx.dialect == "omp":  # an oh-my-pi session: its buildSessionContext, not Pi's
-            head.append("\nrules: oh-my-pi's (the file is in its dialect)", "yellow")
-            for note in ctx.notes[:6]:
-                head.append(f"\n  {make_safe(note, keep_newlines=False)}", "dim")
-            if len(ctx.notes) > 6:
-                head.append(f"\n  … {len(ctx.notes) - 6} more left out", "dim")
-        return head
+        return context_head(ctx, self.window, self.estimate, len(self.omitted), self.counted, total)
 
     def _rows(self) -> list[tuple[str, str]]:
         """The table's rows: the system head, then the messages with each omitted entry where it would be."""
         ctx = self.ctx
         rows: list[tuple[str, str]] = []
+        omitted = {id(p) for p in self.omitted}
         if ctx.head.exists and ctx.head.sources:
             rows.append(("head", ctx.head.sources[0].node.id))
         i = 0
         for j, projected in enumerate(ctx.entries):
-            if not projected.messages and projected.edit is not None and projected in ctx.omitted:
+            if not projected.messages and projected.edit is not None and id(projected) in omitted:
                 rows.append((f"omit{j}", projected.node.id))
             for _ in projected.messages:
                 rows.append((str(i), ctx.messages[i].node.id))
@@ -339,10 +308,11 @@ class ContextScreen(Screen[str | None]):
     def count_tokens(self) -> None:
         worker = get_current_worker()
         messages = self.ctx.messages
-        for start in range(0, len(messages), BATCH):
+        batch = max(BATCH, len(messages) // BATCHES)
+        for start in range(0, len(messages), batch):
             if worker.is_cancelled:
                 return
-            part = SessionContext(leaf=None, path=[], messages=messages[start : start + BATCH])
+            part = SessionContext(leaf=None, path=[], messages=messages[start : start + batch])
             try:
                 counts = tiktoken_counts(self.reader, part)
             except SessionFileError as exc:
@@ -371,9 +341,13 @@ class ContextScreen(Screen[str | None]):
             table.update_cell(str(i), "tik", Text(f"{count:,}", justify="right"))
         self.counted = message.start + len(message.counts)
         self.query_one(ProgressBar).update(progress=self.counted)
-        if self.counted >= len(self.ctx.messages):
+        done = self.counted >= len(self.ctx.messages)
+        if done:
             self.query_one(ProgressBar).display = False
-        self.query_one("#ctx-head", Static).update(self._head())
+        now = time.monotonic()
+        if done or now - self._head_drawn >= HEAD_EVERY:  # the bar shows the progress; the head now and then
+            self._head_drawn = now
+            self.query_one("#ctx-head", Static).update(self._head())
 
     def on_context_screen_count_failed(self, message: CountFailed) -> None:
         self.notify(message.error, title="tiktoken count stopped", severity="error")
