@@ -26,7 +26,7 @@ from pitree.widgets.loading_pane import LoadingPane
 from pitree.widgets.panes import Panes
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.screens import explorer_screens
-from pitree.widgets.screens.text_screen import TextScreen
+from pitree.widgets.screens.text_screen import TextScreen, text_width
 from pitree.widgets.status_bar import Status, StatusBar
 from pitree.widgets.tree_header import TreeHeader
 from pitree.widgets.tree_view import TreeView
@@ -353,7 +353,7 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
     @work(thread=True, exclusive=True, group="usage", description="Counting usage", exit_on_error=False)
     def _count_usage(self, tree: SessionTree) -> None:
         # A walk of the whole session: seconds at a million entries, so never on the UI thread.
-        body = explorer_screens.usage_text(tree)
+        body = explorer_screens.usage_text(tree, text_width(self.app.size.width))
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show_usage, tree, body)
 

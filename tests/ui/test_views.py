@@ -11,6 +11,7 @@ from pitree.widgets.entry_view import EntryView
 from pitree.widgets.screens.context_view import ContextPlot, ContextScreen
 from pitree.widgets.screens.text_screen import TextScreen
 from pitree.widgets.tree_view import TreeView
+from pitree.widgets.screens.text_screen import Lines, LinesView
 from textual.widgets import DataTable, Static
 
 from tests.ui.test_app import cursor, make_app, until
@@ -115,16 +116,35 @@ async def test_usage_is_counted_off_the_ui_thread(demo_copy: Path, monkeypatch: 
     threads: list[bool] = []
     count = explorer_screens.usage_text
 
-    def observed(tree):  # type: ignore[no-untyped-def]
+    def observed(tree, width):  # type: ignore[no-untyped-def]
         threads.append(threading.current_thread() is threading.main_thread())
-        return count(tree)
+        widths.append(width)
+        return count(tree, width)
 
+    widths: list[int] = []
     monkeypatch.setattr(explorer_screens, "usage_text", observed)
     app = make_app(demo_copy)
-    async with app.run_test(size=(150, 45)) as pilot:
+    async with app.run_test(size=(150, 20)) as pilot:  # shorter than the tables: they scroll
         await until(pilot, lambda: app.explorer.stree is not None)
         await pilot.press("u")
         await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        screen = app.screen
+        assert isinstance(screen, TextScreen)
+        body = screen.body  # laid out in the thread: lines as wide as the screen's, tables and all
+        assert isinstance(body, Lines)
+        lines = [strip.text for strip in body]
+        assert any("Per branch segment" in line for line in lines)
+        assert max(strip.cell_length for strip in body) <= widths[0] == 150 * 9 // 10 - 6
+        assert any("session" in line and "$" in line for line in lines)
+        await pilot.pause()
+        view = screen.query_one(LinesView)
+        assert view.scrollable_content_region.width >= widths[0]  # nothing it drew is cut
+        shown = [view.render_line(y).text.rstrip() for y in range(3)]
+        assert shown == [line.rstrip() for line in lines[:3]]
+        await pilot.press("end")  # only the lines on screen are drawn, wherever it is scrolled
+        await pilot.pause()
+        assert view.scroll_offset.y == len(lines) - view.scrollable_content_region.height > 0
+        assert view.render_line(view.scrollable_content_region.height - 1).text.rstrip() == lines[-1].rstrip()
     assert threads == [False]
 
 
