@@ -26,7 +26,7 @@ from pitree.session.dialect_omp import OMP
 from pitree.session.entries import Node
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import EntryReader
-from pitree.summary.prepare import collect_for_summary, prepare_branch_entries, token_budget
+from pitree.summary.prepare import collect_for_summary, prepare_branch_tail, token_budget
 from pitree.summary.run import (
     DEFAULT_RESERVE,
     SummaryJob,
@@ -83,9 +83,11 @@ def prepare_job(
     reserve: int = DEFAULT_RESERVE,
 ) -> SummaryJob:
     """The abandoned entries read from the file and budgeted as Pi's prepareBranchEntries does: done once per
-    summary, and what both the offline and the model summary read."""
-    entries = reader.entries(plan.to_summarize)
-    return SummaryJob(entries, prepare_branch_entries(entries, token_budget(context_window, reserve)))
+    summary, and what both the offline and the model summary read. Only the entries the budget lets in are read
+    (with the branch summaries and context edits Pi takes from the whole branch): a branch left at the end of
+    a million-entry session is most of its file."""
+    entries, prepared = prepare_branch_tail(plan.to_summarize, reader.entries, token_budget(context_window, reserve))
+    return SummaryJob(entries, prepared)
 
 
 @dataclass

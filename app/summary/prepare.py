@@ -10,6 +10,7 @@ Pure: entries come in as dicts (already re-read and migrated by the store).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,6 +185,39 @@ def estimate_tokens(message: dict[str, Any], pi073: bool = False) -> int:
 def prepare_branch_entries(entries: list[dict[str, Any]], token_budget: int = 0, pi073: bool = False) -> Prepared:
     """Pi's prepareBranchEntries: newest to oldest within the budget, the latest context_edit per target
     honoured; file ops from summaries' details and from the messages walked."""
+    prepared = _prepare(entries, token_budget, pi073, 0, len(entries))
+    assert prepared is not None
+    return prepared
+
+
+TAIL_FIRST = 4096  # the newest entries read first for a budgeted summary; four times more each time it is not enough
+_PASS_ONE = ("branch_summary", "context_edit")  # the types Pi's first passes read from every entry
+
+
+def prepare_branch_tail(
+    nodes: list[Node],
+    read: Callable[[list[Node]], list[dict[str, Any]]],
+    token_budget: int,
+    pi073: bool = False,
+) -> tuple[list[dict[str, Any]], Prepared]:
+    """`prepare_branch_entries(read(nodes), token_budget)` without reading every entry of a long branch: Pi's
+    first passes only take branch summaries and context edits, and its walk back stops at the budget, so the
+    entries read are those of these types, then the newest ones, in tails that grow until the walk stops inside
+    one. Returns the entries read (file order) with what Pi prepares."""
+    take = TAIL_FIRST
+    while True:
+        start = max(0, len(nodes) - take) if token_budget > 0 else 0
+        older = [n for n in nodes[:start] if n.type in _PASS_ONE]
+        entries = read(older + nodes[start:])
+        prepared = _prepare(entries, token_budget, pi073, len(older), len(nodes))
+        if prepared is not None:
+            return entries, prepared
+        take *= 4
+
+
+def _prepare(entries: list[dict[str, Any]], token_budget: int, pi073: bool, stop: int, count: int) -> Prepared | None:
+    """Pi's passes over `entries`, the walk back going no further than `stop`: None when it got there within the
+    budget and `stop` is not the first entry (older entries, not read, might still fit)."""
     ops = FileOps()
     for entry in entries:
         details = entry.get("details")
@@ -199,7 +233,8 @@ def prepare_branch_entries(entries: list[dict[str, Any]], token_budget: int = 0,
             edits[entry["targetId"]] = entry
     messages: list[dict[str, Any]] = []
     total = 0
-    for entry in reversed(entries):
+    for i in range(len(entries) - 1, stop - 1, -1):
+        entry = entries[i]
         eid = entry.get("id")
         message = message_of_entry(entry, edits.get(eid) if isinstance(eid, str) else None)
         if message is None:
@@ -213,7 +248,10 @@ def prepare_branch_entries(entries: list[dict[str, Any]], token_budget: int = 0,
             break
         messages.insert(0, message)
         total += tokens
-    return Prepared(messages, ops, total, len(entries))
+    else:
+        if stop > 0:
+            return None
+    return Prepared(messages, ops, total, count)
 
 
 def _bash_to_text(msg: dict[str, Any]) -> str:

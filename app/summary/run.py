@@ -66,7 +66,8 @@ def extractive_summary(job: SummaryJob) -> tuple[str, list[str], list[str]]:
     tool_results = [
         e for e in job.entries if isinstance(e.get("message"), dict) and e["message"].get("role") == "toolResult"
     ]
-    ordered = sorted(window + tool_results, key=lambda e: job.entries.index(e))
+    position = {id(e): i for i, e in enumerate(job.entries)}
+    ordered = sorted(window + tool_results, key=lambda e: position[id(e)])
     ops = job.prepared.file_ops
     failed = extractive.failed_reads(job.entries)
     if failed:

@@ -211,13 +211,13 @@ async def test_the_dialog_prepares_the_branch_once(demo: Path, monkeypatch: pyte
     from pitree.ops import jump as jump_ops
 
     calls: list[int] = []
-    real = jump_ops.prepare_branch_entries
+    real = jump_ops.prepare_branch_tail
 
-    def counting(entries: list, budget: int = 0, pi073: bool = False):  # type: ignore[no-untyped-def]
-        calls.append(len(entries))
-        return real(entries, budget, pi073)
+    def counting(nodes: list, read, budget: int, pi073: bool = False):  # type: ignore[no-untyped-def]
+        calls.append(len(nodes))
+        return real(nodes, read, budget, pi073)
 
-    monkeypatch.setattr(jump_ops, "prepare_branch_entries", counting)
+    monkeypatch.setattr(jump_ops, "prepare_branch_tail", counting)
     app = PitreeApp(demo, watch=False, config_overrides={"summarizer": "extractive"})
     async with app.run_test(size=(140, 45)) as pilot:
         dialog = await open_dialog(app, pilot)

@@ -9,9 +9,8 @@ from pitree.cli.report import compaction_split
 from pitree.session.context import build_context
 from pitree.widgets.entry_view import EntryView
 from pitree.widgets.screens.context_view import ContextPlot, ContextScreen
-from pitree.widgets.screens.text_screen import TextScreen
+from pitree.widgets.screens.text_screen import Lines, LinesView, TextScreen
 from pitree.widgets.tree_view import TreeView
-from pitree.widgets.screens.text_screen import Lines, LinesView
 from textual.widgets import DataTable, Static
 
 from tests.ui.test_app import cursor, make_app, until

@@ -228,3 +228,66 @@ def test_finish_summary_wraps_like_pi() -> None:
         + "## Goal\nx\n\n<read-files>\na\n</read-files>\n\n<modified-files>\nb\nc\n</modified-files>"
     )
     assert (read, modified) == (["a"], ["b", "c"])
+
+
+def _long_branch(seed: int, n: int) -> list[dict]:
+    """A chain of replies, tool calls and results, branch summaries with file lists and context edits."""
+    import random
+
+    rng = random.Random(seed)
+    out: list[dict] = [user("e0", None, "start", t=0)]
+    for i in range(1, n):
+        eid, parent, kind = f"e{i}", f"e{i - 1}", rng.random()
+        if kind < 0.35:
+            out.append(user(eid, parent, "u" * rng.randint(0, 400), t=i))
+        elif kind < 0.7:
+            path = f"src/f{rng.randint(0, 9)}.py"
+            calls = (("c" + eid, rng.choice(["read", "edit", "write"]), {"path": path}),) if kind < 0.55 else ()
+            out.append(assistant(eid, parent, "a" * rng.randint(0, 600), t=i, calls=calls))
+        elif kind < 0.85:
+            out.append(tool_result(eid, parent, f"ce{i - 1}", text="r" * rng.randint(0, 300), t=i))
+        elif kind < 0.93:
+            details = {"readFiles": [f"old/r{i}.py"], "modifiedFiles": [f"old/m{i}.py"]}
+            out.append(entry("branch_summary", eid, parent, t=i, fromId=parent, summary="s" * 50, details=details))
+        else:
+            target = f"e{rng.randint(0, i - 1)}"
+            replacement = None if rng.random() < 0.5 else {"content": "edited " + "z" * rng.randint(0, 200)}
+            out.append(entry("context_edit", eid, parent, t=i, targetId=target, replacement=replacement))
+    return out
+
+
+@pytest.mark.parametrize("budget", [0, 1, 300, 5_000, 40_000, 10**9])
+@pytest.mark.parametrize("first", [3, 64, 4096])
+def test_a_budgeted_branch_is_prepared_from_its_newest_entries_as_from_all(
+    budget: int, first: int, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """`prepare_branch_tail` reads the branch summaries and context edits, then the newest entries in tails that
+    grow: what it prepares is what Pi's prepareBranchEntries makes of every entry, and it reads fewer of them
+    when the budget stops the walk early."""
+    from pitree.store.session_file import EntryReader
+    from pitree.summary import prepare
+
+    monkeypatch.setattr(prepare, "TAIL_FIRST", first)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(to_bytes(_long_branch(budget + first, 1_500)))
+    tree = load_bytes(path.read_bytes())
+    nodes = tree.active_path()[1:]  # what a jump from the leaf to the root leaves
+    reader = EntryReader(path, tree)
+    asked: list[int] = []
+
+    def read(some):  # type: ignore[no-untyped-def]
+        asked.append(len(some))
+        return reader.entries(some)
+
+    entries, got = prepare.prepare_branch_tail(nodes, read, budget)
+    want = prepare.prepare_branch_entries(reader.entries(nodes), budget)
+    assert got.messages == want.messages and got.total_tokens == want.total_tokens
+    assert (got.file_ops.read, got.file_ops.written, got.file_ops.edited) == (
+        want.file_ops.read, want.file_ops.written, want.file_ops.edited
+    )
+    assert got.entry_count == want.entry_count == len(nodes)
+    assert [e["id"] for e in entries] == sorted((e["id"] for e in entries), key=lambda x: int(x[1:]))
+    if 0 < budget <= 5_000 and first == 64:
+        assert asked[-1] < len(nodes) // 2  # the walk stopped in a tail: most of the branch never read
+    if budget in (0, 10**9):
+        assert asked[-1] == len(nodes)

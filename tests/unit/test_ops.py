@@ -212,13 +212,13 @@ def test_migrate_rewrites_as_v3_with_a_backup(tmp_path: Path) -> None:
 def test_cli_branch_prepares_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, summary: str, prepared: int) -> None:
     path = session(tmp_path)
     calls: list[int] = []
-    real = jump_ops.prepare_branch_entries
+    real = jump_ops.prepare_branch_tail
 
-    def counting(entries: list[dict[str, Any]], budget: int = 0, pi073: bool = False) -> Any:
-        calls.append(len(entries))
-        return real(entries, budget, pi073)
+    def counting(nodes: list[Any], read: Any, budget: int, pi073: bool = False) -> Any:
+        calls.append(len(nodes))
+        return real(nodes, read, budget, pi073)
 
-    monkeypatch.setattr(jump_ops, "prepare_branch_entries", counting)
+    monkeypatch.setattr(jump_ops, "prepare_branch_tail", counting)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = main(["branch", str(path), "--to", "a2", "--summary", summary, "--yes"])
