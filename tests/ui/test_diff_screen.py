@@ -151,3 +151,29 @@ async def test_e_writes_markdown_after_a_yes(tmp_path: Path, monkeypatch: pytest
         await until(pilot, lambda: app.screen is screen)
         await pilot.pause(0.1)
         assert out.read_text() == "mine"  # never replaced
+
+
+async def test_a_long_comparison_fills_its_table_in_turns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows' cells are made in the worker and added a batch per refresh: every row ends up in the table, in
+    order, as `cell_text` makes it, and a resize meanwhile starts the fill over without doubling rows."""
+    from pitree.cli.diff_text import cell_text
+    from pitree.widgets.screens import diff_screen
+
+    monkeypatch.setattr(diff_screen, "ROW_BATCH", 2)
+    path = write_session_file(tmp_path / "s.jsonl", forked())
+    app = make_app(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        assert app.explorer.go_to_entry("aa2")
+        await pilot.press("m")
+        assert app.explorer.go_to_entry("ab2")
+        screen = await _open_diff(pilot, app)
+        table = screen.query_one(DiffTable)
+        assert len(screen.table_rows) > 2 * diff_screen.ROW_BATCH
+        await pilot.resize_terminal(110, 36)
+        await until(pilot, lambda: table.row_count == len(screen.table_rows))
+        await pilot.pause()
+        assert table.row_count == len(screen.table_rows)
+        for i, row in enumerate(screen.table_rows):
+            label, a, b = table.get_row(str(i))
+            assert (label.plain, a.plain, b.plain) == (row.label, cell_text(row.a).plain, cell_text(row.b).plain)

@@ -24,11 +24,13 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 LABEL_WIDTH = 12
+ROW_BATCH = 200  # table rows added per turn of the event loop
 
 
 class DiffTable(DataTable[Text]):
@@ -56,8 +58,8 @@ class DiffScreen(Screen[str | None]):
     class Compared(Message):
         """Posted by the worker when the comparison is ready."""
 
-        def __init__(self, diff: BranchDiff) -> None:
-            self.diff = diff
+        def __init__(self, diff: BranchDiff, table_rows: list[Row], cells: list[tuple[Text, Text, Text]]) -> None:
+            self.diff, self.table_rows, self.cells = diff, table_rows, cells
             super().__init__()
 
     class Failed(Message):
@@ -72,7 +74,9 @@ class DiffScreen(Screen[str | None]):
         self.stree, self.reader, self.a, self.b = tree, reader, a, b
         self.diff: BranchDiff | None = None
         self.table_rows: list[Row] = []
+        self.cells: list[tuple[Text, Text, Text]] = []  # each row's label and sides, made in the worker
         self._width = 0
+        self._filling = 0  # counts fills: a fill in progress stops when a newer one starts (a resize)
 
     def compose(self) -> ComposeResult:
         shown = (
@@ -92,12 +96,13 @@ class DiffScreen(Screen[str | None]):
         except SessionFileError as exc:
             self.post_message(self.Failed(str(exc)))
             return
-        self.post_message(self.Compared(diff))
+        table_rows = rows(diff)
+        cells = [(Text(row.label, style="bold"), cell_text(row.a), cell_text(row.b)) for row in table_rows]
+        self.post_message(self.Compared(diff, table_rows, cells))
 
     @on(Compared)
     def _compared(self, message: Compared) -> None:
-        self.diff = message.diff
-        self.table_rows = rows(message.diff)
+        self.diff, self.table_rows, self.cells = message.diff, message.table_rows, message.cells
         self.query_one("#diff-head", Static).update(heading(message.diff))
         self._fill()
 
@@ -119,11 +124,22 @@ class DiffScreen(Screen[str | None]):
         table.add_column("", width=LABEL_WIDTH, key="label")
         table.add_column(Text("A " + make_safe(self.a.id, keep_newlines=False)), width=side, key="a")
         table.add_column(Text("B " + make_safe(self.b.id, keep_newlines=False)), width=side, key="b")
-        for i, row in enumerate(self.table_rows):
-            table.add_row(Text(row.label, style="bold"), cell_text(row.a), cell_text(row.b), height=None, key=str(i))
-        if where.row < len(self.table_rows):
-            table.cursor_coordinate = where
+        self._filling += 1
+        self._add_rows(self._filling, 0, where)
         table.focus()
+
+    def _add_rows(self, fill: int, start: int, where: Coordinate) -> None:
+        """ROW_BATCH rows, then the next after a refresh: thousands of turns never hold the screen."""
+        if fill != self._filling:
+            return  # a newer fill (the screen was resized) started over
+        table = self.query_one(DiffTable)
+        stop = min(len(self.cells), start + ROW_BATCH)
+        for i in range(start, stop):
+            table.add_row(*self.cells[i], height=None, key=str(i))
+        if where.row < stop and table.cursor_coordinate != where:
+            table.cursor_coordinate = where
+        if stop < len(self.cells):
+            self.call_after_refresh(self._add_rows, fill, stop, where)
 
     def target(self) -> str | None:
         """The entry the cursor's cell stands for: column B goes to B's entry, the others to A's."""
