@@ -184,12 +184,13 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
         if self.exact_tokens:
             load_encoder()
         pace = getattr(self.app, "pause_for_input", None)  # PitreeApp's: this work waits while keys are pressed
-        self.tree_view.prewarm(pace)
-        tree = self.stree
-        if tree is not None:
-            tree.search_index.update(pace)  # so the first search is as fast as the next
-            if len(tree.nodes) > TRIM_ROWS:
-                return_freed_memory()  # what the builds freed (pass 1's arrays, the index's blocks), not kept
+        with self.heavy:  # after the status bar's context size, if it is being measured
+            self.tree_view.prewarm(pace)
+            tree = self.stree
+            if tree is not None:
+                tree.search_index.update(pace)  # so the first search is as fast as the next
+                if len(tree.nodes) > TRIM_ROWS:
+                    return_freed_memory()  # what the builds freed (pass 1's arrays, the index's blocks), not kept
 
     # ---- what the live tail brings -----------------------------------------------------------------------
 

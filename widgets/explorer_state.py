@@ -4,6 +4,7 @@ follow state — with what every part of the explorer uses: the tree view, going
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,9 @@ class ExplorerState(Widget):
         self._select_after_append: str | None = None
         self._appended_id: str | None = None  # the last entry pitree appended itself
         self._context_size: ContextSize | None = None  # Pi's size at the leaf, for the status bar
+        # One pass over the whole session at a time (the context measure, the filters' preparation): what each
+        # holds for a moment never adds up with the other's.
+        self.heavy = threading.Lock()
 
     def _leave(self, path: Path, select_id: str | None) -> None:
         """Let go of the session shown (its tail stopped, its tree dropped) before `path` is opened."""
@@ -200,7 +204,8 @@ class ExplorerState(Widget):
     def _measure_context(self, tree: SessionTree, leaf: Node | None) -> None:
         """Pi's context size at `leaf` for the status bar. Only the path from `leaf` is read: entries the live
         tail adds meanwhile never change it, and a leaf that moved meanwhile has its own measure on its way."""
-        size = build_context(tree, leaf).size
+        with self.heavy:
+            size = build_context(tree, leaf).size
         self.app.call_from_thread(self._context_measured, tree, leaf, size)
 
     def _context_measured(self, tree: SessionTree, leaf: Node | None, size: ContextSize | None) -> None:
