@@ -182,10 +182,11 @@ class ExplorerState(Widget):
         if self._transient and bars and bars.first().status.file_state == text:
             self._news("")
 
-    def _update_status(self, grown: list[Node] | None = None, context: bool = True) -> None:
-        """The status bar from the tree (see `session_status`)."""
+    def _update_status(self, grown: list[Node] | None = None, context: bool = True, later: bool = False) -> bool:
+        """The status bar from the tree (see `session_status`). True when the context size is to be measured in a
+        thread; `later`: the caller's thread measures it (`measure_context`), else a worker of its own."""
         if self.stree is None:
-            return
+            return False
         bars = self.query(StatusBar)
         before = bars.first().status if bars else None
         tree, old = self.stree, self._context_size
@@ -195,15 +196,20 @@ class ExplorerState(Widget):
             self._context_size = None
             fields["context_tokens"] = None
             fields["context_pending"] = True
-            self._measure_context(tree, tree.leaf)
+            if not later:
+                self._measure_context(tree, tree.leaf)
         elif self._context_size is not None:
             fields["context_pending"] = False
         self._status(**fields, filter=self.tree_view.filter_mode, follow=self.following)
+        return bool(fields.get("context_pending"))
 
     @work(thread=True, exclusive=True, group="context", description="Measuring the context", exit_on_error=False)
     def _measure_context(self, tree: SessionTree, leaf: Node | None) -> None:
-        """Pi's context size at `leaf` for the status bar. Only the path from `leaf` is read: entries the live
-        tail adds meanwhile never change it, and a leaf that moved meanwhile has its own measure on its way."""
+        self.measure_context(tree, leaf)
+
+    def measure_context(self, tree: SessionTree, leaf: Node | None) -> None:
+        """Pi's context size at `leaf` for the status bar, from a thread. Only the path from `leaf` is read: entries
+        the live tail adds meanwhile never change it, and a leaf that moved meanwhile has its own measure coming."""
         with self.heavy:
             size = build_context(tree, leaf).size
         self.app.call_from_thread(self._context_measured, tree, leaf, size)

@@ -41,9 +41,9 @@ async def _after_first_screen(path: Path) -> tuple[int, int]:
     marks: list[int] = []
     prewarm = app.explorer.prewarm_layouts
 
-    def measured_prewarm() -> None:  # the first thing the first screen leaves for later
+    def measured_prewarm(measure: bool = False) -> None:  # the first thing the first screen leaves for later
         marks.append(_traced())
-        prewarm()
+        prewarm(measure)
 
     app.explorer.prewarm_layouts = measured_prewarm  # type: ignore[method-assign]
     tracemalloc.start()
