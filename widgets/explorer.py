@@ -39,6 +39,10 @@ from textual.message import Message
 from textual.worker import get_current_worker
 
 COUNTING_USAGE = "counting usage…"
+# Seconds between a big session's first screen and the preparation of its other filters (and its context size):
+# run at once, beside what the first screen still does on the UI thread, their allocations interleaved and ~16 MB
+# stayed taken at 1M entries (freed objects scattered over blocks that live on).
+PREPARE_AFTER = 0.5
 NEWS_SECONDS = 15  # how long "the file was rewritten" stays in the status bar if the user does not move
 
 
@@ -168,7 +172,10 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
                 self.freezer.freeze()
         finally:
             self.freezer.end_pause()  # collection comes back once the tree is frozen (or found not freezable yet)
-        self.prewarm_layouts(measure)
+        if len(tree.nodes) < explorer_status.MEASURE_IN_THREAD:
+            self.prewarm_layouts(measure)
+        else:  # once the first screen has settled (its entry pane read, its rows drawn): see PREPARE_AFTER
+            self.set_timer(PREPARE_AFTER, lambda: self.prewarm_layouts(measure) if tree is self.stree else None)
 
     @work(thread=True, exclusive=True, group="prewarm", description="Preparing filters", exit_on_error=False)
     def prewarm_layouts(self, measure: bool = False) -> None:

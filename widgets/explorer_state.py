@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pitree.session.context import ContextSize, build_context
+from pitree.session.context import ContextSize
+from pitree.session.context_size import context_size
 from pitree.session.entries import Node
 from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
@@ -211,7 +212,7 @@ class ExplorerState(Widget):
         """Pi's context size at `leaf` for the status bar, from a thread. Only the path from `leaf` is read: entries
         the live tail adds meanwhile never change it, and a leaf that moved meanwhile has its own measure coming."""
         with self.heavy:
-            size = build_context(tree, leaf).size
+            size = context_size(tree, leaf)
         self.app.call_from_thread(self._context_measured, tree, leaf, size)
 
     def _context_measured(self, tree: SessionTree, leaf: Node | None, size: ContextSize | None) -> None:

@@ -249,10 +249,10 @@ async def test_the_status_bars_context_size_of_a_big_session_is_measured_off_the
 
     def observed(tree, leaf):  # type: ignore[no-untyped-def]
         on_main.append(threading.current_thread() is threading.main_thread())
-        return build_context(tree, leaf)
+        return build_context(tree, leaf).size
 
     monkeypatch.setattr(explorer_status, "MEASURE_IN_THREAD", 0)
-    monkeypatch.setattr(explorer_state, "build_context", observed)
+    monkeypatch.setattr(explorer_state, "context_size", observed)
     assert "ctx …" in StatusBar.render_status(Status(file="f", context_pending=True)).plain
     session = tmp_path / "live.jsonl"
     session.write_bytes(DEMO.read_bytes())

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pitree.session.context import build_context, tokens_after
 from pitree.session.context_curve import context_curve
+from pitree.session.context_size import context_size
 from pitree.session.load import load_bytes
 from pitree.session.usage import segments, usage_report
 from pitree.widgets.render.plot import buckets, context_plot
@@ -187,6 +188,7 @@ def test_curve_matches_build_context_on_random_paths(kinds: list[tuple[str, int]
     tree = tree_of(entries)
     for p in context_curve(tree, None):
         assert p.tokens == build_context(tree, p.node).size.tokens, p.node.id
+        assert context_size(tree, p.node) == build_context(tree, p.node).size, p.node.id  # the status bar's
         if p.compaction:  # a compaction's tree row: its kept range read, not the path above it
             assert tokens_after(tree, p.node) == build_context(tree, p.node).tokens, p.node.id
 
