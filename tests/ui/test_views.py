@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pitree.cli.report import compaction_split
@@ -16,6 +17,23 @@ from textual.widgets import DataTable, Static
 from tests.ui.test_app import cursor, make_app, until
 
 COMPACTION = "1d172977"
+
+
+def on_ui_thread(monkeypatch: pytest.MonkeyPatch, owner: object, name: str, wait: Any = None) -> list[bool]:
+    """Replace `owner.name` by a wrapper recording, for each call, whether it ran on the UI (main) thread; `wait`
+    (an Event) holds each call until it is set."""
+    import threading
+
+    real, seen = getattr(owner, name), []
+
+    def recorded(*args: Any) -> Any:
+        seen.append(threading.current_thread() is threading.main_thread())
+        if wait is not None:
+            wait.wait(10)
+        return real(*args)
+
+    monkeypatch.setattr(owner, name, recorded)
+    return seen
 
 
 def _plain(widget: Static) -> str:
@@ -236,8 +254,6 @@ async def test_the_status_bars_context_size_of_a_big_session_is_measured_off_the
     """From MEASURE_IN_THREAD entries (here every session) the size walks the path in a thread: `ctx …` until it
     is known, then Pi's size; an append at the leaf grows it without a walk, a new leaf elsewhere measures again,
     and a measure of a leaf that moved meanwhile is dropped."""
-    import threading
-
     import orjson
     from pitree.widgets import explorer_state, explorer_status
     from pitree.widgets.status_bar import Status, StatusBar
@@ -245,14 +261,8 @@ async def test_the_status_bars_context_size_of_a_big_session_is_measured_off_the
     from tests.conftest import DEMO
     from tests.sessions import user
 
-    on_main: list[bool] = []
-
-    def observed(tree, leaf):  # type: ignore[no-untyped-def]
-        on_main.append(threading.current_thread() is threading.main_thread())
-        return build_context(tree, leaf).size
-
     monkeypatch.setattr(explorer_status, "MEASURE_IN_THREAD", 0)
-    monkeypatch.setattr(explorer_state, "context_size", observed)
+    on_main = on_ui_thread(monkeypatch, explorer_state, "context_size")
     assert "ctx …" in StatusBar.render_status(Status(file="f", context_pending=True)).plain
     session = tmp_path / "live.jsonl"
     session.write_bytes(DEMO.read_bytes())
@@ -302,16 +312,9 @@ async def test_the_context_view_of_a_big_session_is_measured_off_the_ui_thread(
     from pitree.widgets import explorer_status
     from pitree.widgets.screens import context_view
 
-    on_main: list[bool] = []
     gate = threading.Event()
-
-    def observed(tree, leaf):  # type: ignore[no-untyped-def]
-        on_main.append(threading.current_thread() is threading.main_thread())
-        gate.wait(10)
-        return build_context(tree, leaf)
-
     monkeypatch.setattr(explorer_status, "MEASURE_IN_THREAD", 0)
-    monkeypatch.setattr(context_view, "build_context", observed)
+    on_main = on_ui_thread(monkeypatch, context_view, "build_context", wait=gate)
     app = make_app(demo_copy)
     async with app.run_test(size=(150, 45)) as pilot:
         await until(pilot, lambda: app.explorer.stree is not None)
@@ -351,20 +354,11 @@ async def test_a_big_sessions_compaction_marks_come_from_a_thread_shared_with_th
     """From MEASURE_IN_THREAD entries (here every session) selecting a compaction splits it in a thread (two
     contexts: a second at 1M entries); the entry pane's audit takes the same split, and marks that arrive after
     the cursor moved on are dropped."""
-    import threading
-
     from pitree.cli import report_context
     from pitree.widgets import explorer_status
 
-    calls: list[bool] = []
-    split = report_context._split
-
-    def observed(tree, node):  # type: ignore[no-untyped-def]
-        calls.append(threading.current_thread() is threading.main_thread())
-        return split(tree, node)
-
     monkeypatch.setattr(explorer_status, "MEASURE_IN_THREAD", 0)
-    monkeypatch.setattr(report_context, "_split", observed)
+    calls = on_ui_thread(monkeypatch, report_context, "_split")
     app = make_app(demo_copy)
     async with app.run_test(size=(150, 45)) as pilot:
         await until(pilot, lambda: app.explorer.stree is not None)
