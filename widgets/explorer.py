@@ -179,8 +179,8 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
 
     @work(thread=True, exclusive=True, group="prewarm", description="Preparing filters", exit_on_error=False)
     def prewarm_layouts(self, measure: bool = False) -> None:
-        """The status bar's context size first (`measure`), then the other filters' layouts and the search index,
-        in this one thread: in two, what each held for a moment stayed in the memory of its own (~20 MB at 1M)."""
+        """The status bar's context size first (`measure`: the first screen asked for it), then the other filters'
+        layouts and the search index."""
         tree = self.stree
         if measure and tree is not None:
             self.measure_context(tree, tree.leaf)
@@ -199,13 +199,12 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
         if self.exact_tokens:
             load_encoder()
         pace = getattr(self.app, "pause_for_input", None)  # PitreeApp's: this work waits while keys are pressed
-        with self.heavy:  # after the status bar's context size, if it is being measured
-            self.tree_view.prewarm(pace)
-            tree = self.stree
-            if tree is not None:
-                tree.search_index.update(pace)  # so the first search is as fast as the next
-                if len(tree.nodes) > TRIM_ROWS:
-                    return_freed_memory()  # what the builds freed (pass 1's arrays, the index's blocks), not kept
+        self.tree_view.prewarm(pace)
+        tree = self.stree
+        if tree is not None:
+            tree.search_index.update(pace)  # so the first search is as fast as the next
+            if len(tree.nodes) > TRIM_ROWS:
+                return_freed_memory()  # what the builds freed (pass 1's arrays, the index's blocks), not kept
 
     # ---- what the live tail brings -----------------------------------------------------------------------
 

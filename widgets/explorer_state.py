@@ -4,7 +4,6 @@ follow state — with what every part of the explorer uses: the tree view, going
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -72,9 +71,6 @@ class ExplorerState(Widget):
         self._select_after_append: str | None = None
         self._appended_id: str | None = None  # the last entry pitree appended itself
         self._context_size: ContextSize | None = None  # Pi's size at the leaf, for the status bar
-        # One pass over the whole session at a time (the context measure, the filters' preparation): what each
-        # holds for a moment never adds up with the other's.
-        self.heavy = threading.Lock()
 
     def _leave(self, path: Path, select_id: str | None) -> None:
         """Let go of the session shown (its tail stopped, its tree dropped) before `path` is opened."""
@@ -211,8 +207,7 @@ class ExplorerState(Widget):
     def measure_context(self, tree: SessionTree, leaf: Node | None) -> None:
         """Pi's context size at `leaf` for the status bar, from a thread. Only the path from `leaf` is read: entries
         the live tail adds meanwhile never change it, and a leaf that moved meanwhile has its own measure coming."""
-        with self.heavy:
-            size = context_size(tree, leaf)
+        size = context_size(tree, leaf)
         self.app.call_from_thread(self._context_measured, tree, leaf, size)
 
     def _context_measured(self, tree: SessionTree, leaf: Node | None, size: ContextSize | None) -> None:
