@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from pitree.session.context import ContextMessage, SessionContext, build_context, estimate_reason
+from pitree.session.context import ContextMessage, SessionContext, build_context, estimate_reason, kept_range
 from pitree.session.entries import Node
 from pitree.session.system_prompt import current_system_message, system_message_text
 from pitree.session.text import json_compact
@@ -174,7 +174,8 @@ def _split(tree: SessionTree, node: Node) -> CompactionSplit:
     after = build_context(tree, node)
     if after.dialect == "omp" and after.kept_from is not None:  # "" keeps from after providerReplayThroughEntryId
         first_kept = after.kept_from.id
-    kept_ids = _kept_range(node, first_kept)
+    above = kept_range(node, first_kept)
+    kept_ids = {n.id for n in above} if above is not None else None
     summarized, kept, dropped = [], [], []
     if before is not None:
         for m in before.messages:
@@ -187,20 +188,6 @@ def _split(tree: SessionTree, node: Node) -> CompactionSplit:
     return CompactionSplit(before, summarized, kept, kept_ids is not None, dropped, after, first_kept == node.id)
 
 
-def _kept_range(node: Node, first_kept: Any) -> set[str] | None:
-    """The ids from the first kept entry down to the compaction's parent, walking up from the parent (the path
-    above the kept range is not read; no id repeats on a path: a repeated id's later line replaced the earlier
-    one in the tree). None: the first kept entry is not above the compaction."""
-    if not isinstance(first_kept, str):
-        return None
-    ids = set()
-    above = node.parent
-    while above is not None:
-        ids.add(above.id)
-        if above.id == first_kept:
-            return ids
-        above = above.parent
-    return None
 
 
 def _on_active_path(tree: SessionTree, node: Node) -> bool:

@@ -210,19 +210,26 @@ def tokens_after(tree: SessionTree, compaction: Node) -> int:
     rules, the whole build). A tree row per compaction shows it: a walk to the root each was a second at 1M."""
     if tree.dialect == OMP:
         return build_context(tree, compaction).tokens
-    first_kept = compaction.meta.get("firstKeptEntryId") if compaction.meta else None
+    path = kept_range(compaction, compaction.meta.get("firstKeptEntryId") if compaction.meta else None) or []
+    path.reverse()
+    path.append(compaction)
+    return _project(SessionContext(leaf=compaction, path=path), path).tokens
+
+
+def kept_range(compaction: Node, first_kept: Any) -> list[Node] | None:
+    """The entries above `compaction` from its parent up to its first kept entry, the one with id `first_kept`
+    (newest first, that entry last); None when it is not above it (nothing kept). Walking up, the first entry
+    with that id is the one (see `select`)."""
+    if not isinstance(first_kept, str):
+        return None
     kept: list[Node] = []
     node = compaction.parent
-    while node is not None and isinstance(first_kept, str):
+    while node is not None:
         kept.append(node)
         if node.id == first_kept:
-            break
+            return kept
         node = node.parent
-    else:
-        kept = []  # not on the path: nothing kept
-    kept.reverse()
-    kept.append(compaction)
-    return _project(SessionContext(leaf=compaction, path=kept), kept).tokens
+    return None
 
 
 def _project(ctx: SessionContext, path: list[Node]) -> SessionContext:

@@ -13,7 +13,7 @@ Otherwise (no such reply, oh-my-pi's rules) it is `build_context`'s.
 
 from __future__ import annotations
 
-from pitree.session.context import ContextSize, build_context, project, usage_tokens
+from pitree.session.context import ContextSize, build_context, kept_range, project, usage_tokens
 from pitree.session.dialect_omp import OMP
 from pitree.session.entries import Node
 from pitree.session.tree import SessionTree
@@ -53,17 +53,9 @@ def _selected_edits(leaf: Node) -> dict[str, Node]:
         node = node.parent
     if node is None:
         return edits
-    first_kept = node.meta.get("firstKeptEntryId") if node.meta else None
-    kept: dict[str, Node] = {}
-    above = node.parent
-    while above is not None:
-        _take(kept, above)
-        if above.id == first_kept:
-            for target, edit in kept.items():
-                edits.setdefault(target, edit)
-            return edits
-        above = above.parent
-    return edits  # the first kept entry is not above the compaction: nothing kept
+    for above in kept_range(node, node.meta.get("firstKeptEntryId") if node.meta else None) or ():
+        _take(edits, above)  # after the edits below the compaction: theirs come later on the path
+    return edits
 
 
 def _take(edits: dict[str, Node], node: Node) -> None:
