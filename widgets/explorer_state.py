@@ -210,9 +210,9 @@ class ExplorerState(Widget):
         size = context_size(tree, leaf)
         self.app.call_from_thread(self._context_measured, tree, leaf, size)
 
-    def _context_measured(self, tree: SessionTree, leaf: Node | None, size: ContextSize | None) -> None:
+    def _context_measured(self, tree: SessionTree, leaf: Node | None, size: ContextSize) -> None:
         shown = self.stree
-        if shown is None or shown is not tree or shown.leaf is not leaf or size is None:
+        if shown is None or shown is not tree or shown.leaf is not leaf:
             return  # another session, or a leaf that moved: its own measure is on its way
         self._context_size = size
         self._status(context_tokens=size.tokens, context_pending=False)

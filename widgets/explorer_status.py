@@ -8,9 +8,9 @@ from pitree.session.entries import Node
 from pitree.session.tree import SessionTree
 from pitree.widgets.status_bar import Status
 
-# From this many entries in a session, its context is measured in a thread (the status bar's size, the context
-# view): both walk the whole active path, about a second at 1M entries (the view's curve several), and keys must
-# not wait for that.
+# From this many entries in a session, what walks its active path runs in a thread (the status bar's context size,
+# the context view, a selected compaction's split; about a second each at 1M entries, the view's curve several),
+# and its other filters are prepared a moment after its first screen (`explorer.PREPARE_AFTER`).
 MEASURE_IN_THREAD = 20_000
 
 

@@ -188,8 +188,6 @@ def _split(tree: SessionTree, node: Node) -> CompactionSplit:
     return CompactionSplit(before, summarized, kept, kept_ids is not None, dropped, after, first_kept == node.id)
 
 
-
-
 def _on_active_path(tree: SessionTree, node: Node) -> bool:
     """`node.id in tree.active_ids()`, walking up from the leaf without making the set."""
     above = tree.leaf
