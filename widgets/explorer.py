@@ -385,6 +385,7 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
     def action_export(self) -> None:
         """Export root → the selected entry (Markdown, HTML or a new Pi session file)."""
         from pitree.widgets.screens.export_dialog import ExportChoice, ExportDialog
+        from pitree.widgets.screens.export_progress import run_export
 
         node = self.tree_view.cursor_node
         if self.stree is None or self.reader is None or node is None:
@@ -392,6 +393,6 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
 
         def chosen(choice: ExportChoice | None) -> None:
             if choice is not None and self.stree is not None and self.reader is not None and node is not None:
-                explorer_screens.run_export(self, self.stree, self.reader, node, choice)
+                run_export(self, self.stree, self.reader, node, choice)
 
         self.push_screen(ExportDialog(self.path, node.id), callback=chosen)

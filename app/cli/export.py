@@ -1,7 +1,9 @@
 """`pitree export FILE [--leaf ID] --format md|html|jsonl -o OUT [--thinking] [--force]`.
 
 Writes one path (root -> leaf) as Markdown, a self-contained HTML page, or a new Pi session file (what
-Pi's fork writes). `-o -` prints Markdown or HTML to stdout. The source file is only read.
+Pi's fork writes). `-o -` prints Markdown or HTML to stdout. The source file is only read. Written a piece at a
+time (see `pitree.ops.export`), with progress on stderr when that is a terminal and the export takes a
+while; Ctrl+C stops it and writes nothing (the temporary file is removed).
 `export_path` is re-exported here for the TUI.
 """
 
@@ -13,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pitree.cli.common import CliError
-from pitree.ops.export import FORMATS, ExportError, export_bytes, export_path
+from pitree.cli.progress import progress_printer
+from pitree.ops.export import FORMATS, ExportError, export_chunks, export_path
 from pitree.session.text import count as count_of
 from pitree.session.text import make_safe
 from pitree.store.export_file import ExportFileError, check_target
@@ -22,8 +25,15 @@ from pitree.store.session_file import EntryReader, SessionFileError, load_sessio
 __all__ = ["add_export_command", "cmd_export", "export_path"]
 
 
+PROGRESS_AFTER = 0.5  # seconds before progress is shown: a short export prints nothing but its result
+
+
 def _fail(message: str) -> Exception:
     return CliError(message)
+
+
+def _exporting(done: int, total: int) -> str:
+    return f"exporting: {done:,} of {total:,} entries ({100 * done // max(total, 1)}%) · Ctrl+C stops"
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -38,12 +48,16 @@ def cmd_export(args: argparse.Namespace) -> int:
         tree, _ = load_session_fast(source, texts_apart=False)  # one-shot: see `SessionBuilder`
         leaf = tree.resolve(args.leaf) if args.leaf is not None else tree.leaf
         reader = EntryReader(source, tree)
-        if out is None:
-            data = export_bytes(tree, reader, leaf, args.format, args.thinking)
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
-            return 0
-        export_path(tree, reader, leaf, args.format, out, thinking=args.thinking, force=args.force)
+        show, clear = progress_printer(_exporting, PROGRESS_AFTER)
+        try:
+            if out is None:
+                for piece in export_chunks(tree, reader, leaf, args.format, args.thinking, show):
+                    sys.stdout.buffer.write(piece)
+                sys.stdout.buffer.flush()
+                return 0
+            export_path(tree, reader, leaf, args.format, out, args.thinking, args.force, show)
+        finally:
+            clear()
     except (ExportError, ExportFileError, SessionFileError, ValueError) as exc:
         raise _fail(str(exc)) from None
     count = len(tree.branch(leaf))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
+from pitree.cli.progress import progress_printer
 from pitree.session.text import human_size
 from pitree.store.catalog import cwd_folder_name, find_session_paths, is_default_layout, session_roots
 from pitree.store.omp_paths import cwd_folder as omp_cwd_folder
@@ -21,29 +21,8 @@ NEWEST_BYTES = 8 << 20  # read before the browser starts no more than this: a hu
 BUSY_WAIT = 2.0  # seconds to wait for another process's lock on the index before reading the files directly
 
 
-def progress_printer() -> tuple[Callable[[int, int, int, int], None] | None, Callable[[], None]]:
-    """A progress callback for refresh (None when stderr is not a terminal) and a function clearing its line."""
-    if not sys.stderr.isatty():
-        return None, lambda: None
-    started = time.monotonic()
-    state = {"last": 0.0, "shown": False}
-
-    def show(done: int, total: int, done_bytes: int, total_bytes: int) -> None:
-        now = time.monotonic()
-        if now - started < PROGRESS_AFTER or (now - state["last"] < 0.1 and done < total):
-            return
-        state["last"], state["shown"] = now, True
-        sys.stderr.write(
-            f"\rindexing sessions: {done}/{total} files, {human_size(done_bytes)} of {human_size(total_bytes)}\x1b[K"
-        )
-        sys.stderr.flush()
-
-    def clear() -> None:
-        if state["shown"]:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
-
-    return show, clear
+def _indexing(done: int, total: int, done_bytes: int, total_bytes: int) -> str:
+    return f"indexing sessions: {done}/{total} files, {human_size(done_bytes)} of {human_size(total_bytes)}"
 
 
 def scopes(session_dir: str | None, all_: bool) -> tuple[Path, list[tuple[Path, str | None]]]:
@@ -63,7 +42,7 @@ def scopes(session_dir: str | None, all_: bool) -> tuple[Path, list[tuple[Path, 
 
 
 def refreshed(index: SessionIndex, folder: Path) -> None:
-    show, clear = progress_printer()
+    show, clear = progress_printer(_indexing, PROGRESS_AFTER)
     try:
         index.refresh(find_session_paths(folder), progress=show, root=folder)
     finally:

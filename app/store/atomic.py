@@ -9,6 +9,7 @@ import contextlib
 import errno
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 
 from pitree.session.text import one_line
@@ -26,20 +27,25 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def write_new(
-    path: Path,
-    data: bytes,
-    *,
-    mode: int | None = None,
-    owner: tuple[int, int] | None = None,
-    times_ns: tuple[int, int] | None = None,
-) -> None:
-    """Create `path` (FileExistsError if the name is taken), write `data`, set mode/owner/times, fsync.
-    On any failure the new file is removed again."""
+def _create(path: Path, mode: int | None) -> int:
+    """A new file at `path` (FileExistsError if the name is taken), open for writing."""
     # Private until written when a mode is given; else the umask decides, as for any new file.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if mode is not None else 0o666)
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if mode is not None else 0o666)
+
+
+def _fill(
+    fd: int,
+    path: Path,
+    data: bytes | Iterable[bytes],
+    mode: int | None,
+    owner: tuple[int, int] | None,
+    times_ns: tuple[int, int] | None,
+) -> None:
+    """Write `data` to the new file `fd` at `path`, set mode/owner/times, fsync, close; on any failure, an
+    exception from the iterable included, close and remove it, and raise."""
     try:
-        write_all(fd, data)
+        for piece in (data,) if isinstance(data, bytes | bytearray | memoryview) else data:
+            write_all(fd, piece)
         if mode is not None:
             os.fchmod(fd, mode)
         if owner is not None and owner != (os.getuid(), os.getgid()):
@@ -56,15 +62,32 @@ def write_new(
     os.close(fd)
 
 
-def write_temp(beside: Path, data: bytes, *, mode: int | None = None, owner: tuple[int, int] | None = None) -> Path:
+def write_new(
+    path: Path,
+    data: bytes | Iterable[bytes],
+    *,
+    mode: int | None = None,
+    owner: tuple[int, int] | None = None,
+    times_ns: tuple[int, int] | None = None,
+) -> None:
+    """Create `path` (FileExistsError if the name is taken), write `data` (bytes, or its pieces as an iterable
+    makes them), set mode/owner/times, fsync. On any failure, or an exception from the iterable, the new file is
+    removed again."""
+    _fill(_create(path, mode), path, data, mode, owner, times_ns)
+
+
+def write_temp(
+    beside: Path, data: bytes | Iterable[bytes], *, mode: int | None = None, owner: tuple[int, int] | None = None
+) -> Path:
     """`data` in a new fsynced file in `beside`'s folder, named `.<name>.<random>.pitree-tmp`; its path."""
     parent = beside.parent if str(beside.parent) else Path(".")
     for _ in range(100):
         temp = parent / f".{beside.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
         try:
-            write_new(temp, data, mode=mode, owner=owner)
+            fd = _create(temp, mode)
         except FileExistsError:
             continue
+        _fill(fd, temp, data, mode, owner, None)  # outside the retry: an iterable can be read only once
         return temp
     raise OSError(errno.EEXIST, f"{one_line(parent)}: could not create a temporary file")
 

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from pitree.session.text import one_line
@@ -48,8 +49,10 @@ def check_target(out: Path, *, force: bool = False, source: Path | None = None) 
         raise ExportFileError(f"{one_line(parent)}: no such folder")
 
 
-def write_export(out: Path, data: bytes, *, force: bool = False, source: Path | None = None) -> Path:
-    """Write `data` to `out` atomically; returns `out`. See the module docstring for what is refused."""
+def write_export(out: Path, data: bytes | Iterable[bytes], *, force: bool = False, source: Path | None = None) -> Path:
+    """Write `data` (bytes, or its pieces as an iterable makes them) to `out` atomically; returns `out`. See the
+    module docstring for what is refused. An exception from the iterable removes the temporary file and goes on
+    up: `out` is left as it was."""
     out = Path(out)
     check_target(out, force=force, source=source)
     mode = None

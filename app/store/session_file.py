@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import marshal
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,24 @@ class EntryReader:
                 return fh.read(node.length)
         except OSError as exc:
             raise SessionFileError(f"{self.path}: {exc.strerror or exc}") from None
+
+    @contextmanager
+    def raw_reader(self) -> Iterator[Callable[[Node], bytes]]:
+        """`raw` for many entries with one open of the file (an export of a million-entry path)."""
+        try:
+            fh = open(self.path, "rb")  # noqa: SIM115  # closed when the with block ends
+        except OSError as exc:
+            raise SessionFileError(f"{self.path}: {exc.strerror or exc}") from None
+
+        def raw(node: Node) -> bytes:
+            try:
+                fh.seek(node.offset)
+                return fh.read(node.length)
+            except OSError as exc:
+                raise SessionFileError(f"{self.path}: {exc.strerror or exc}") from None
+
+        with fh:
+            yield raw
 
     def entry(self, node: Node) -> dict[str, Any]:
         """The entry as Pi holds it (migrated in memory). Raises SessionFileError if the file changed."""

@@ -1,26 +1,20 @@
-"""The explorer's other screens, built for it: help, skipped lines, usage; and the export it runs in a worker.
-The explorer pushes them (`explorer.py`); the context view and the export dialog are screens of their own."""
+"""The explorer's other screens, built for it: help, skipped lines, usage. The explorer pushes them
+(`explorer.py`); the context view, the export dialog and the export's progress are screens of their own."""
 
 from __future__ import annotations
 
 import io
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from pitree.session.entries import Node
 from pitree.session.load import SessionBuilder
 from pitree.session.text import count, make_safe
 from pitree.session.tree import SessionTree
-from pitree.store.session_file import EntryReader, held_back_skips
+from pitree.store.session_file import held_back_skips
 from pitree.widgets.screens.text_screen import Lines, TextScreen
 from rich.console import Console, RenderableType
 from rich.text import Text
 from textual.strip import Strip
-from textual.widget import Widget
-
-if TYPE_CHECKING:
-    from pitree.widgets.screens.export_dialog import ExportChoice
 
 
 def asset_text(name: str) -> str:
@@ -71,19 +65,3 @@ def skipped_screen(tree: SessionTree, path: Path, builder: SessionBuilder | None
         body.append(make_safe(p.message, keep_newlines=False) + "\n")
     title = f"{count(len(skipped), 'skipped line')}, {count(len(tree.problems), 'note')}"
     return TextScreen(title, body)
-
-
-def run_export(owner: Widget, tree: SessionTree, reader: EntryReader, leaf: Node, choice: ExportChoice) -> None:
-    """Export root → `leaf` in a thread worker of `owner`, which then says where it went (or why not)."""
-    from pitree.ops.export import ExportError, export_path
-
-    def export() -> None:
-        try:
-            written = export_path(tree, reader, leaf, choice.fmt, choice.out, choice.thinking, choice.force)
-        except ExportError as exc:
-            owner.app.call_from_thread(owner.notify, str(exc), title="not exported", severity="error", timeout=10)
-            return
-        owner.app.call_from_thread(owner.notify, f"exported {written}", title="export")
-
-    owner.notify(f"exporting to {make_safe(str(choice.out), keep_newlines=False)} …")
-    owner.run_worker(export, thread=True, group="export", description="Exporting", exit_on_error=False)

@@ -4,6 +4,7 @@ text parts (each renderer escapes every string as it writes it), the readers tha
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,13 @@ from pitree.store.blobs import blob_text, is_blob_ref
 
 class ExportError(OpError):
     """An export was refused or failed; the message is one line for the user. Nothing was written."""
+
+
+class ExportCancelled(ExportError):
+    """The user stopped the export (its progress callback raised this); nothing was written."""
+
+    def __init__(self, message: str = "export cancelled; nothing was written") -> None:
+        super().__init__(message)
 
 
 @dataclass
@@ -49,7 +57,7 @@ class Section:
 class Document:
     title: str
     meta: list[tuple[str, str]]
-    sections: list[Section]
+    sections: Iterable[Section]  # made as they are iterated (build.py): read them once
 
 
 # ---- content as parts (any field may be missing or of the wrong type) --------------------------------------

@@ -14,7 +14,7 @@ Where pitree differs, on purpose:
   Pi's fork the path is cut there (the context loses everything before). pitree points it at the previous
   kept entry, so the fork has the same context as the source. The same rewrite turns a self-parent or a
   missing parent at the root into `null`.
-Pure: the caller passes how to read an entry's raw line.
+Pure: the caller passes how to read an entry's raw line; lines are made one at a time (`iter_fork_lines`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import os
 import secrets
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -53,7 +53,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _new_id(taken: set[str]) -> str:
+def _new_id(taken: Container[str]) -> str:
     while True:  # Pi's generateId: 8 hex characters not used yet
         candidate = secrets.token_hex(4)
         if candidate not in taken:
@@ -101,7 +101,15 @@ def entry_line(node: Node, raw: bytes, tree: SessionTree, parent_id: str | None)
     return orjson.dumps(out)
 
 
-def fork_lines(
+PROGRESS_EVERY = 4096  # lines between two progress calls
+
+
+def fork_lines(tree: SessionTree, raw: Callable[[Node], bytes], leaf: Node | None, **options: Any) -> list[bytes]:
+    """The lines (no newlines) of a new session holding root -> `leaf` (see `iter_fork_lines`)."""
+    return list(iter_fork_lines(tree, raw, leaf, **options))
+
+
+def iter_fork_lines(
     tree: SessionTree,
     raw: Callable[[Node], bytes],
     leaf: Node | None,
@@ -110,9 +118,12 @@ def fork_lines(
     cwd: Any,
     session_id: str | None = None,
     timestamp: str | None = None,
-    new_id: Callable[[set[str]], str] = _new_id,
-) -> list[bytes]:
-    """The lines (no newlines) of a new session holding root -> `leaf` (the file's leaf when None)."""
+    new_id: Callable[[Container[str]], str] = _new_id,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[bytes]:
+    """The lines (no newlines) of a new session holding root -> `leaf` (the file's leaf when None), one at a
+    time: a line is read (`raw`), checked and made when it is asked for. `progress` hears (lines done, lines of
+    the path) every PROGRESS_EVERY lines and may raise to stop."""
     if tree.header is None:
         raise ForkError("the file has no session header (Pi treats it as empty); there is nothing to fork")
     leaf = leaf if leaf is not None else tree.leaf
@@ -127,14 +138,19 @@ def fork_lines(
         "cwd": cwd,
         "parentSession": parent_session,
     }
-    lines = [orjson.dumps(header)]
+    yield orjson.dumps(header)
     parent_id: str | None = None
-    for node in path:
-        lines.append(entry_line(node, raw(node), tree, parent_id))
+    total = len(path)
+    for done, node in enumerate(path, 1):
+        yield entry_line(node, raw(node), tree, parent_id)
         parent_id = node.id
-    on_path = {n.id for n in path}
-    taken = set(on_path)
-    for target, (label, ts) in resolved_labels(tree).items():
+        if progress is not None and (done % PROGRESS_EVERY == 0 or done == total):
+            progress(done, total)
+    labels = resolved_labels(tree)
+    on_path = {n.id for n in path if n.id in labels}  # the labels' targets only: a path can hold millions
+    made: set[str] = set()
+    taken = _Taken(tree, made)
+    for target, (label, ts) in labels.items():
         if target not in on_path:
             continue
         label_id = new_id(taken)
@@ -143,7 +159,17 @@ def fork_lines(
             entry["timestamp"] = ts
         entry["targetId"] = target
         entry["label"] = label
-        lines.append(orjson.dumps(entry))
-        taken.add(label_id)
+        yield orjson.dumps(entry)
+        made.add(label_id)
         parent_id = label_id
-    return lines
+
+
+class _Taken:
+    """The ids a new label entry must not take: every id of the source (a superset of the path's, with no
+    set of a million ids made for it) and the labels made so far."""
+
+    def __init__(self, tree: SessionTree, made: set[str]) -> None:
+        self.tree, self.made = tree, made
+
+    def __contains__(self, entry_id: object) -> bool:
+        return isinstance(entry_id, str) and (entry_id in self.made or self.tree.get(entry_id) is not None)

@@ -12,6 +12,7 @@ import base64
 import hashlib
 import html
 import re
+from collections.abc import Iterator
 
 from pitree.ops.export.doc import Document, Part, Section
 from pitree.session.text import make_safe
@@ -120,10 +121,10 @@ def render_section(section: Section) -> str:
     return f'<section class="{classes}"><div class="head">{" · ".join(head)}</div>{body}</section>'
 
 
-def render_html(doc: Document) -> str:
+def html_chunks(doc: Document) -> Iterator[str]:
+    """The page a section at a time (the sections are made as they are read: see build.py)."""
     meta = "".join(f"<dt>{one_line(k)}</dt><dd>{one_line(v)}</dd>" for k, v in doc.meta)
-    sections = "\n".join(render_section(s) for s in doc.sections)
-    return (
+    yield (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
@@ -132,5 +133,14 @@ def render_html(doc: Document) -> str:
         f"<title>{one_line(doc.title)}</title>\n"
         f"<style>{CSS}</style>\n</head>\n<body>\n"
         f"<header><h1>{one_line(doc.title)}</h1><dl>{meta}</dl></header>\n"
-        f"<main>\n{sections}\n</main>\n</body>\n</html>\n"
+        "<main>\n"
     )
+    between = ""
+    for section in doc.sections:
+        yield between + render_section(section)
+        between = "\n"
+    yield "\n</main>\n</body>\n</html>\n"
+
+
+def render_html(doc: Document) -> str:
+    return "".join(html_chunks(doc))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 
 from pitree.ops.export.doc import Document, Part, Section
 from pitree.session.text import make_safe
@@ -137,7 +138,14 @@ def render_section(section: Section) -> str:
     return "\n\n".join(out)
 
 
+def markdown_chunks(doc: Document) -> Iterator[str]:
+    """The file a section at a time (the sections are made as they are read: see build.py)."""
+    yield f"# {inline(doc.title)}\n\n"
+    yield "\n".join(f"- **{inline(k)}:** {inline(v)}" for k, v in doc.meta) + "\n\n---"
+    for section in doc.sections:
+        yield "\n\n" + render_section(section)
+    yield "\n"
+
+
 def render_markdown(doc: Document) -> str:
-    out = [f"# {inline(doc.title)}", "\n".join(f"- **{inline(k)}:** {inline(v)}" for k, v in doc.meta), "---"]
-    out.extend(render_section(s) for s in doc.sections)
-    return "\n\n".join(out) + "\n"
+    return "".join(markdown_chunks(doc))

@@ -1,0 +1,229 @@
+"""An export written a piece at a time (issue #19): the same bytes whatever the batch and piece sizes, the file
+read a batch at a time, tool results paired without a set of every call id, progress and cancelling (nothing
+written, no temporary file left), and the command line's progress line."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pitree.cli import progress as cli_progress
+from pitree.ops.export import ExportCancelled, ExportError, build, export_bytes, export_path, fork
+from pitree.store import atomic
+from pitree.store.session_file import EntryReader, load_session
+
+from tests.sessions import assistant, entry, to_bytes, tool_result, user
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+EXAMPLES = itertools.count()
+CALL_IDS = ["c1", "c2", "c3", "c4"]  # few: ids repeat, as they do in hostile or merged files
+
+
+def _session(steps: list[tuple[str, int]], branch_at: int) -> list[dict[str, Any]]:
+    """A path of users, assistants making calls and results answering them (ids from CALL_IDS), and a side
+    branch whose assistant makes calls too (the tree's maker of an id can be off the path)."""
+    out: list[dict[str, Any]] = [user("e0", None, "go", t=0)]
+    for i, (kind, k) in enumerate(steps, 1):
+        parent, eid = f"e{i - 1}", f"e{i}"
+        if kind == "call":
+            calls = tuple((CALL_IDS[(k + j) % len(CALL_IDS)], "read", {"path": f"f{j}"}) for j in range(1 + k % 3))
+            out.append(assistant(eid, parent, text=f"turn {i}", t=i, calls=calls))
+        elif kind == "result":
+            out.append(tool_result(eid, parent, CALL_IDS[k % len(CALL_IDS)], text=f"out {i}", t=i))
+        else:
+            out.append(user(eid, parent, f"user {i}", t=i))
+    fork_from = f"e{min(branch_at, len(steps))}"
+    side = (("c1", "bash", {"command": "ls"}), ("c3", "bash", {"command": "pwd"}))
+    out.append(assistant("side", fork_from, text="side", t=len(steps) + 1, calls=side))
+    out.append(user(f"e{len(steps)}-leaf", f"e{len(steps)}", "last", t=len(steps) + 2))
+    return out
+
+
+steps_strategy = st.lists(st.tuples(st.sampled_from(["call", "result", "user"]), st.integers(0, 7)), max_size=40)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=steps_strategy, branch_at=st.integers(0, 40), near=st.integers(0, 5))
+def test_results_paired_without_a_set_of_every_call_id_as_with_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[tuple[str, int]], branch_at: int, near: int
+) -> None:
+    path = tmp_path / f"s{next(EXAMPLES)}.jsonl"  # a new file per example: a session file is never rewritten
+    path.write_bytes(to_bytes(_session(steps, branch_at)))
+    tree, _ = load_session(path)
+    branch = tree.branch(tree.leaf)
+    exact = build._paired_exact(branch)
+    monkeypatch.setattr(build, "NEAR", near)
+    found = build._paired_near(tree, branch)
+    assert found is None or found == exact
+    assert build._paired_results(tree, branch) == exact
+
+
+def _exports(path: Path) -> dict[str, bytes]:
+    tree, _ = load_session(path)
+    reader = EntryReader(path, tree)
+    out = {}
+    for leaf in [None, *[n for n in tree.nodes if not n.children]]:
+        for fmt in ("md", "html", "jsonl"):
+            ids = itertools.count()
+            options = {"session_id": "S", "timestamp": "T", "new_id": lambda taken, ids=ids: f"{next(ids):08x}"}
+            key = f"{leaf.id if leaf else None} {fmt}"
+            out[key] = export_bytes(tree, reader, leaf, fmt, True, **(options if fmt == "jsonl" else {}))
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=steps_strategy, branch_at=st.integers(0, 40))
+def test_small_batches_and_pieces_give_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[tuple[str, int]], branch_at: int
+) -> None:
+    path = tmp_path / f"s{next(EXAMPLES)}.jsonl"  # a new file per example: a session file is never rewritten
+    path.write_bytes(to_bytes(_session(steps, branch_at)))
+    whole = _exports(path)
+    with monkeypatch.context() as m:
+        m.setattr(build, "BATCH_ENTRIES", 2)
+        m.setattr(build, "BATCH_BYTES", 1)
+        m.setattr("pitree.ops.export.CHUNK_BYTES", 1)
+        m.setattr(fork, "PROGRESS_EVERY", 1)
+        assert _exports(path) == whole
+
+
+@pytest.mark.parametrize("name", ["branched.jsonl", "v1_linear.jsonl", "v2_hookmessage.jsonl", "hostile.jsonl"])
+def test_small_batches_on_the_test_files(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / name
+    path.write_bytes((DATA / name).read_bytes())
+    whole = _exports(path)
+    monkeypatch.setattr(build, "BATCH_ENTRIES", 3)
+    monkeypatch.setattr(build, "BATCH_BYTES", 10)
+    monkeypatch.setattr("pitree.ops.export.CHUNK_BYTES", 7)
+    assert _exports(path) == whole
+
+
+def _long_session(tmp_path: Path, turns: int = 300) -> Path:
+    entries: list[dict[str, Any]] = [user("u0", None, "go", t=0)]
+    for i in range(1, turns + 1):
+        entries.append(assistant(f"a{i}", entries[-1]["id"], text=f"turn {i}", t=i, calls=((f"c{i}", "read", {}),)))
+        entries.append(tool_result(f"r{i}", f"a{i}", f"c{i}", text=f"out {i}", t=i))
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(to_bytes(entries))
+    return path
+
+
+def test_the_file_is_read_a_batch_at_a_time_each_entry_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _long_session(tmp_path)
+    tree, _ = load_session(path)
+    reader = EntryReader(path, tree)
+    monkeypatch.setattr(build, "BATCH_ENTRIES", 50)
+    reads: list[int] = []
+    real = EntryReader.entries
+
+    def entries(self: EntryReader, nodes: list[Any], shape: Any = None) -> list[dict[str, Any]]:
+        reads.append(len(nodes))
+        return real(self, nodes, shape)
+
+    monkeypatch.setattr(EntryReader, "entries", entries)
+    text = export_bytes(tree, reader, None, "md").decode()
+    assert "out 300" in text and text.count("<details>") == 300  # each call folds its result
+    assert reads and max(reads) <= 50 + 50  # a batch, and the results its calls fold in
+    assert sum(reads) == len(tree.nodes)  # every entry read once
+    monkeypatch.setattr(EntryReader, "raw", lambda self, node: pytest.fail("one open for the whole fork"))
+    assert export_bytes(tree, reader, None, "jsonl").count(b"\n") == len(tree.nodes) + 1
+
+
+@pytest.mark.parametrize("fmt", ["md", "html", "jsonl"])
+def test_progress_then_a_cancel_writes_nothing(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _long_session(tmp_path)
+    tree, _ = load_session(path)
+    reader = EntryReader(path, tree)
+    monkeypatch.setattr(build, "BATCH_ENTRIES", 64)
+    monkeypatch.setattr(fork, "PROGRESS_EVERY", 64)
+    monkeypatch.setattr("pitree.ops.export.CHUNK_BYTES", 1)  # pieces reach the file before the cancel
+    seen: list[tuple[int, int]] = []
+    out = tmp_path / "out" / f"x.{fmt}"
+    out.parent.mkdir()
+    written = export_path(tree, reader, None, fmt, out, progress=lambda d, t: seen.append((d, t)))
+    assert written == out and out.stat().st_size > 0
+    total = len(tree.nodes)
+    assert seen[-1] == (total, total) and [d for d, _ in seen] == sorted({d for d, _ in seen}) and len(seen) > 3
+    before = out.read_bytes()
+
+    def stop(done: int, total: int) -> None:
+        if done > 200:
+            raise ExportCancelled()
+
+    with pytest.raises(ExportCancelled, match="nothing was written"):
+        export_path(tree, reader, None, fmt, out, force=True, progress=stop)
+    assert out.read_bytes() == before  # the old file is kept
+    assert [p.name for p in out.parent.iterdir()] == [out.name]  # and no temporary file is left
+
+    def ctrl_c(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):  # Ctrl+C in the command line: the same
+        export_path(tree, reader, None, fmt, out.with_suffix(".new"), progress=ctrl_c)
+    assert [p.name for p in out.parent.iterdir()] == [out.name]
+
+
+def test_a_failing_piece_is_not_written_again_under_another_name(tmp_path: Path) -> None:
+    def pieces() -> Any:
+        yield b"first"
+        raise FileExistsError("from inside the export")  # not the temporary name being taken: no retry
+
+    with pytest.raises(FileExistsError):
+        atomic.write_temp(tmp_path / "x.md", pieces())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_format_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "b.jsonl"
+    path.write_bytes((DATA / "branched.jsonl").read_bytes())
+    tree, _ = load_session(path)
+    with pytest.raises(ExportError, match="unknown export format"):
+        export_path(tree, EntryReader(path, tree), None, "pdf", tmp_path / "x.pdf")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.jsonl"]
+
+
+def test_new_label_ids_avoid_every_id_of_the_source(tmp_path: Path) -> None:
+    entries = [user("aaaa0000", None, "x", t=0), user("bbbb0000", "aaaa0000", "y", t=1)]
+    entries.append(user("side0000", "aaaa0000", "z", t=2))  # off the exported path
+    entries.append(entry("label", "lab00000", "bbbb0000", t=3, targetId="aaaa0000", label="start"))
+    path = tmp_path / "l.jsonl"
+    path.write_bytes(to_bytes(entries))
+    tree, _ = load_session(path)
+    asked: list[Any] = []
+
+    def new_id(taken: Any) -> str:
+        asked.append([x in taken for x in ("side0000", "aaaa0000", "lab00000", "ffff0000", "gggg0000")])
+        return "ffff0000" if len(asked) == 1 else "gggg0000"
+
+    lines = fork.fork_lines(
+        tree, EntryReader(path, tree).raw, tree.get("bbbb0000"), parent_session="p", cwd="/", new_id=new_id
+    )
+    assert asked == [[True, True, True, False, False]]  # every id of the source, off the path too
+    assert b'"label":"start"' in lines[-1]
+
+
+def test_command_line_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Tty()
+    monkeypatch.setattr(sys, "stderr", err)
+    clock = iter([0.0, 0.2, 1.0, 1.05, 1.3, 1.31])
+    monkeypatch.setattr(cli_progress.time, "monotonic", lambda: next(clock))
+    show, clear = cli_progress.progress_printer(lambda d, t: f"{d} of {t}", 0.5)
+    assert show is not None
+    show(1, 10)  # at 0.2 s: not yet
+    show(2, 10)  # at 1.0 s: shown
+    show(3, 10)  # 0.05 s later: too soon
+    show(10, 10)  # the last step is always shown
+    clear()
+    assert err.getvalue() == "\r2 of 10\x1b[K\r10 of 10\x1b[K\r\x1b[K"
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal: no progress at all
+    assert cli_progress.progress_printer(lambda d, t: "", 0)[0] is None
