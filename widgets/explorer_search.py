@@ -1,18 +1,23 @@
 """`SearchMixin`: the explorer's search and go-to prompt (`/`, `g`, `n`/`N`) and what it says of the matches.
 
 A big tree's search runs in a thread (`TreeNav`): while it runs the status says "searching…", and Enter pressed
-meanwhile goes to the first match once they are found.
+meanwhile goes to the first match once they are found. So does a big tree's go-to by id prefix (every id is looked at).
 """
 
 from __future__ import annotations
 
+from pitree.session.entries import Node
+from pitree.session.tree import SessionTree
+from pitree.widgets import explorer_status
 from pitree.widgets.explorer_state import ExplorerState
 from pitree.widgets.loading_pane import LoadingPane
 from pitree.widgets.prompt_bar import PromptBar
 from pitree.widgets.tree_view import TreeView
-from textual import on
+from textual import on, work
+from textual.worker import get_current_worker
 
 WAITS_FOR_TREE = "search: once the tree is read"
+FINDING = "finding the entry…"
 
 
 class SearchMixin(ExplorerState):
@@ -75,12 +80,36 @@ class SearchMixin(ExplorerState):
                 view.next_match(1)
             self._status(matches="searching…" if view.searching else self._match_text())
         elif message.purpose == "goto" and self.stree is not None and message.value.strip():
+            tree, wanted = self.stree, message.value.strip()
+            if tree.get(wanted) is None and len(tree.nodes) >= explorer_status.MEASURE_IN_THREAD:
+                self._news(FINDING)
+                self._resolve_in_thread(tree, wanted)
+                return
             try:
-                node = self.stree.resolve(message.value.strip())
+                node = tree.resolve(wanted)
             except ValueError as exc:
                 self.notify(str(exc), severity="error")
                 return
             self.go_to_entry(node.id)
+
+    @work(thread=True, exclusive=True, group="goto", description="Finding an entry", exit_on_error=False)
+    def _resolve_in_thread(self, tree: SessionTree, wanted: str) -> None:
+        # A prefix is looked for among every id: a few hundred ms at a million entries, so not on the UI thread.
+        try:
+            found: Node | str = tree.resolve(wanted)
+        except ValueError as exc:
+            found = str(exc)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._resolved, tree, found)
+
+    def _resolved(self, tree: SessionTree, found: Node | str) -> None:
+        self._expire_news(FINDING)
+        if tree is not self.stree:  # another session meanwhile
+            return
+        if isinstance(found, str):
+            self.notify(found, severity="error")
+        else:
+            self.go_to_entry(found.id)
 
     @on(PromptBar.Cancelled)
     def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:

@@ -2,16 +2,29 @@
 consented migration of a pre-v3 file that Pi would rewrite anyway.
 
 Everything that could go wrong with the file (changed on disk meanwhile, no header, old version, a failed
-write) ends in a notice and nothing written; the live tail then shows what was appended.
+write) ends in a notice and nothing written; the live tail then shows what was appended. In a big session the
+jump is planned in a thread (the branch left behind can be most of the file); its dialog opens when that is done
+(if the leaf moved meanwhile, a notice asks for Enter again).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from pitree.session.entries import Node
 from pitree.session.tree import SessionTree
+from pitree.store.session_file import EntryReader
+from pitree.widgets import explorer_status
 from pitree.widgets.explorer_state import ExplorerState
 from pitree.widgets.tree_view import TreeView
 from rich.text import Text
-from textual import on
+from textual import on, work
+from textual.worker import get_current_worker
+
+if TYPE_CHECKING:
+    from pitree.ops.jump import JumpPlan
+
+PLANNING = "reading the branch to leave…"
 
 
 class WritingMixin(ExplorerState):
@@ -21,21 +34,51 @@ class WritingMixin(ExplorerState):
     def _chosen(self, message: TreeView.Chosen) -> None:
         from pitree.ops.jump import plan_jump
         from pitree.store.guard import write_warnings
-        from pitree.widgets.screens.jump_dialog import JumpDialog
 
         tree, reader = self.stree, self.reader
         if tree is None or reader is None:
             return
         if not self._writable(tree, "press Enter again to jump"):
             return
-        plan = plan_jump(tree, message.node)
-        if plan.noop:
-            self.notify("the leaf is already here; nothing to do")
-            return
         config = self._config()
         if config is None:
             return
-        warnings = write_warnings(self.path)
+        if len(tree.nodes) >= explorer_status.MEASURE_IN_THREAD:
+            self._news(PLANNING)
+            self._plan_in_thread(tree, reader, message.node, config)
+            return
+        self._open_jump(tree, reader, plan_jump(tree, message.node), config, write_warnings(self.path))
+
+    @work(thread=True, exclusive=True, group="jump-plan", description="Planning a jump", exit_on_error=False)
+    def _plan_in_thread(self, tree: SessionTree, reader: EntryReader, target: Node, config: Any) -> None:
+        # The abandoned branch (most of a million-entry session left at its end) and the other processes that
+        # hold the file: 0.2-0.4 s, so not on the UI thread.
+        from pitree.ops.jump import plan_jump
+        from pitree.store.guard import write_warnings
+
+        plan, warnings = plan_jump(tree, target), write_warnings(self.path)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._planned, tree, reader, plan, config, warnings)
+
+    def _planned(
+        self, tree: SessionTree, reader: EntryReader, plan: JumpPlan, config: Any, warnings: list[str]
+    ) -> None:
+        self._expire_news(PLANNING)
+        if tree is not self.stree:  # another session meanwhile
+            return
+        if tree.leaf is not plan.old_leaf:
+            self.notify("the session's leaf moved while the jump was planned; press Enter again", severity="warning")
+            return
+        self._open_jump(tree, reader, plan, config, warnings)
+
+    def _open_jump(
+        self, tree: SessionTree, reader: EntryReader, plan: JumpPlan, config: Any, warnings: list[str]
+    ) -> None:
+        from pitree.widgets.screens.jump_dialog import JumpDialog
+
+        if plan.noop:
+            self.notify("the leaf is already here; nothing to do")
+            return
         self.push_screen(
             JumpDialog(plan, tree, reader, config.summarizer, config, warnings), callback=self._append_entry
         )

@@ -114,7 +114,10 @@ class SessionTree:
         if node is not None:
             return node
         if id_or_prefix:
-            matches = [n for key, n in self.by_id.items() if key.startswith(id_or_prefix)]
+            # The ids copied at once (one call, under the interpreter lock): the explorer looks in a thread while
+            # live appends may add ids.
+            keys = [key for key in list(self.by_id) if key.startswith(id_or_prefix)]
+            matches = [n for n in map(self.by_id.get, keys) if n is not None]
             if len(matches) == 1:
                 return matches[0]
             if len(matches) > 1:

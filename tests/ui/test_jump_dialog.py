@@ -228,3 +228,33 @@ async def test_the_dialog_prepares_the_branch_once(demo: Path, monkeypatch: pyte
         await until(pilot, lambda: demo.read_bytes() != before)
     assert len(calls) == 1 and calls[0] > 0
     assert last(demo)["type"] == "branch_summary"
+
+
+async def test_a_big_session_plans_the_jump_in_a_thread(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The branch left behind (most of a million-entry session) and the scan for other writers run off the UI
+    thread; the dialog opens with that plan; a plan made for a leaf that moved meanwhile opens nothing."""
+    from pitree.ops import jump
+    from pitree.store import guard
+    from pitree.widgets import explorer_status
+
+    from tests.ui.test_views import on_ui_thread
+
+    monkeypatch.setattr(explorer_status, "MEASURE_IN_THREAD", 0)
+    plans = on_ui_thread(monkeypatch, jump, "plan_jump")
+    scans = on_ui_thread(monkeypatch, guard, "write_warnings")
+    app = PitreeApp(demo, watch=False, config_overrides={"summarizer": "extractive"})
+    async with app.run_test(size=(140, 45)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        assert plans == [False] and scans == [False]
+        assert dialog.plan.target.id == TARGET and dialog.plan.old_leaf is app.explorer.stree.leaf
+        await pilot.press("c")
+        await until(pilot, lambda: not isinstance(app.screen, JumpDialog))
+        tree = app.explorer.stree
+        assert tree is not None and app.explorer.reader is not None
+        notes: list[str] = []
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        stale = jump.plan_jump(tree, tree.get(TARGET))  # type: ignore[arg-type]
+        stale.old_leaf = tree.get(TARGET)
+        app.explorer._planned(tree, app.explorer.reader, stale, None, [])
+        await pilot.pause(0.1)
+        assert not isinstance(app.screen, JumpDialog) and "leaf moved" in notes[-1]

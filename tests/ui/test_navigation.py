@@ -139,3 +139,31 @@ async def test_the_jump_dialogs_summarizer_fits_at_80x24(tmp_path: Path) -> None
         await pilot.press("home", "down", "down", "enter")
         await until(pilot, lambda: isinstance(app.screen, JumpDialog))
         await until(pilot, lambda: "offline (extractive)" in screen_text(app))
+
+
+async def test_goto_by_prefix_in_a_big_tree_looks_in_a_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prefix is looked for among every id (a few hundred ms at a million entries): off the UI thread, then the
+    cursor goes there; an ambiguous or unknown prefix says why; a full id is found at once, on the UI thread."""
+    from pitree.session.tree import SessionTree
+    from pitree.widgets import explorer_status
+
+    from tests.ui.test_views import on_ui_thread
+
+    path = tmp_path / "demo.jsonl"
+    path.write_bytes(DEMO.read_bytes())
+    monkeypatch.setattr(explorer_status, "MEASURE_IN_THREAD", 0)
+    calls = on_ui_thread(monkeypatch, SessionTree, "resolve")
+    app = make_app(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        notes = capture(app)
+        await pilot.press("g", *"c743", "enter")
+        await until(pilot, lambda: cursor(app) == "c743aed4")
+        assert calls == [False]
+        await pilot.press("g", *"zzzz", "enter")
+        await until(pilot, lambda: any("no entry with id 'zzzz'" in n for n in notes))
+        await pilot.press("g", "enter")  # nothing typed: nothing looked for
+        await pilot.press("g", *TOOL_ONLY, "enter")
+        await shown_in_pane(pilot, app, TOOL_ONLY)
+        assert calls == [False, False, True]  # a full id: one dict lookup, at once on the UI thread
+        assert app.explorer.status_bar.status.file_state != "finding the entry…"
