@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 textual_fixes.apply()
+textual_fixes.apply_strips()
 
 if TYPE_CHECKING:
     from pitree.store.session_index import SessionIndex
