@@ -233,7 +233,7 @@ def kept_range(compaction: Node, first_kept: Any) -> list[Node] | None:
 
 
 def _project(ctx: SessionContext, path: list[Node]) -> SessionContext:
-    _settings(ctx, path)
+    settings(ctx, path)
     selected, ctx.compaction, ctx.kept_from, ctx.dropped_system = select(path)
     edits = edits_of(selected)
     messages = ctx.messages
@@ -250,7 +250,7 @@ def _project(ctx: SessionContext, path: list[Node]) -> SessionContext:
     return ctx
 
 
-def _settings(ctx: SessionContext, path: list[Node]) -> None:
+def settings(ctx: SessionContext, path: list[Node]) -> None:
     """Pi's walk root → leaf keeps the last thinking level change and the last model (a model change, or an
     assistant's provider/model): walking back, the first of each, without reading the rest of the path."""
     thinking = model = False

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pitree.cli import progress as cli_progress
-from pitree.ops.export import ExportCancelled, ExportError, build, export_bytes, export_path, fork
+from pitree.ops.export import ExportCancelled, ExportError, build, export_bytes, export_path, fork, pairing
 from pitree.store import atomic
 from pitree.store.session_file import EntryReader, load_session
 
@@ -22,24 +22,29 @@ from tests.sessions import assistant, entry, to_bytes, tool_result, user
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 EXAMPLES = itertools.count()
-CALL_IDS = ["c1", "c2", "c3", "c4"]  # few: ids repeat, as they do in hostile or merged files
 
 
 def _session(steps: list[tuple[str, int]], branch_at: int) -> list[dict[str, Any]]:
-    """A path of users, assistants making calls and results answering them (ids from CALL_IDS), and a side
-    branch whose assistant makes calls too (the tree's maker of an id can be off the path)."""
+    """A path of users, assistants making calls (mostly new ids, some made again) and results answering recent
+    calls (sometimes twice, sometimes an id no turn made), and a side branch whose assistant makes calls too (the
+    tree's maker of an id can be off the path)."""
     out: list[dict[str, Any]] = [user("e0", None, "go", t=0)]
+    made: list[str] = []
     for i, (kind, k) in enumerate(steps, 1):
         parent, eid = f"e{i - 1}", f"e{i}"
         if kind == "call":
-            calls = tuple((CALL_IDS[(k + j) % len(CALL_IDS)], "read", {"path": f"f{j}"}) for j in range(1 + k % 3))
+            ids = [made[k % len(made)] if k % 5 == 0 and made else f"c{i}.{j}" for j in range(1 + k % 3)]
+            made += ids
+            calls = tuple((c, "read", {"path": c}) for c in ids)
             out.append(assistant(eid, parent, text=f"turn {i}", t=i, calls=calls))
         elif kind == "result":
-            out.append(tool_result(eid, parent, CALL_IDS[k % len(CALL_IDS)], text=f"out {i}", t=i))
+            call_id = made[-1 - k % len(made)] if made and k % 7 else "zz"
+            out.append(tool_result(eid, parent, call_id, text=f"out {i}", t=i))
         else:
             out.append(user(eid, parent, f"user {i}", t=i))
     fork_from = f"e{min(branch_at, len(steps))}"
-    side = (("c1", "bash", {"command": "ls"}), ("c3", "bash", {"command": "pwd"}))
+    again = ((made[0], "bash", {}),) if made and branch_at % 3 == 0 else ()
+    side = (("side.1", "bash", {"command": "ls"}), *again)
     out.append(assistant("side", fork_from, text="side", t=len(steps) + 1, calls=side))
     out.append(user(f"e{len(steps)}-leaf", f"e{len(steps)}", "last", t=len(steps) + 2))
     return out
@@ -48,20 +53,44 @@ def _session(steps: list[tuple[str, int]], branch_at: int) -> list[dict[str, Any
 steps_strategy = st.lists(st.tuples(st.sampled_from(["call", "result", "user"]), st.integers(0, 7)), max_size=40)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=steps_strategy, branch_at=st.integers(0, 40), near=st.integers(0, 5))
-def test_results_paired_without_a_set_of_every_call_id_as_with_one(
+def test_results_paired_without_a_dict_of_call_ids_as_with_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[tuple[str, int]], branch_at: int, near: int
 ) -> None:
     path = tmp_path / f"s{next(EXAMPLES)}.jsonl"  # a new file per example: a session file is never rewritten
     path.write_bytes(to_bytes(_session(steps, branch_at)))
     tree, _ = load_session(path)
     branch = tree.branch(tree.leaf)
-    exact = build._paired_exact(branch)
-    monkeypatch.setattr(build, "NEAR", near)
-    found = build._paired_near(tree, branch)
-    assert found is None or found == exact
-    assert build._paired_results(tree, branch) == exact
+    results = pairing.exact(branch)
+    monkeypatch.setattr(pairing, "NEAR", near)
+    paired = pairing.Pairing(tree, branch)
+    for i, node in enumerate(branch):
+        call_id = node.call_id
+        assert paired.paired(node) is (isinstance(call_id, str) and results.get(call_id) is node), node.id
+        for c in node.call_ids():
+            if isinstance(c, str):
+                assert paired.result_of(c, i) is results.get(c), (node.id, c)
+
+
+def test_a_usual_session_is_paired_without_the_dict(tmp_path: Path) -> None:
+    tree, _ = load_session(_long_session(tmp_path))
+    assert pairing.Pairing(tree, tree.branch(tree.leaf)).results is None
+    twice = [user("u0", None, "go", t=0), assistant("a1", "u0", t=1, calls=(("c1", "read", {}),))]
+    twice += [tool_result("r1", "a1", "c1", t=2), assistant("a2", "r1", t=3, calls=(("c1", "read", {}),))]
+    path = tmp_path / "twice.jsonl"
+    path.write_bytes(to_bytes(twice))
+    tree, _ = load_session(path)
+    assert pairing.Pairing(tree, tree.branch(tree.leaf)).results == {"c1": tree.get("r1")}  # an id made twice
+    answered_twice = [*twice[:3], tool_result("r2", "r1", "c1", t=3), tool_result("r3", "r2", "zz", t=4)]
+    path = tmp_path / "answered-twice.jsonl"
+    path.write_bytes(to_bytes(answered_twice))
+    tree, _ = load_session(path)
+    branch = tree.branch(tree.leaf)
+    paired = pairing.Pairing(tree, branch)
+    assert paired.results is None and pairing.exact(branch) == {"c1": tree.get("r1")}
+    assert [paired.paired(n) for n in branch] == [False, False, True, False, False]  # the first answer only
+    assert paired.result_of("c1", 1) is tree.get("r1")
 
 
 def _exports(path: Path) -> dict[str, bytes]:

@@ -129,9 +129,7 @@ def test_no_id_repeats_on_a_path(lines: list[tuple[int, int, bool]]) -> None:
 KINDS = ["user", "assistant", "zero", "error", "compaction", "model", "system", "omit", "replace", "bash"]
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 30)), max_size=25), st.data())
-def test_curve_matches_build_context_on_random_paths(kinds: list[tuple[str, int]], data: st.DataObject) -> None:
+def _random_pi1_path(kinds: list[tuple[str, int]], data: st.DataObject) -> list[dict[str, Any]]:
     """Pi 1.x paths: system messages, edits that omit or replace earlier entries (or later ones: Pi maps every
     selected edit first), replies with no usable usage, compactions that keep any earlier entry or themselves."""
     entries: list[dict[str, Any]] = []
@@ -185,6 +183,13 @@ def test_curve_matches_build_context_on_random_paths(kinds: list[tuple[str, int]
                     "timestamp": i,
                 }
             entries.append(entry("compaction", eid, parent, t=i, **fields))
+    return entries
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 30)), max_size=25), st.data())
+def test_curve_matches_build_context_on_random_paths(kinds: list[tuple[str, int]], data: st.DataObject) -> None:
+    entries = _random_pi1_path(kinds, data)
     tree = tree_of(entries)
     for p in context_curve(tree, None):
         assert p.tokens == build_context(tree, p.node).size.tokens, p.node.id
@@ -230,3 +235,22 @@ def test_curve_brings_back_a_system_message_a_later_edit_stops_omitting() -> Non
     curve = context_curve(tree, tree.get("e2"))
     assert [p.tokens for p in curve] == [build_context(tree, p.node).size.tokens for p in curve]
     assert curve[-2].tokens < curve[-1].tokens == curve[0].tokens + 9
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 30)), max_size=25), st.data())
+def test_context_header_equals_build_context(steps: list[tuple[str, int]], data: st.DataObject) -> None:
+    """What an export's header says of the context (message count, model, thinking level, size) without
+    keeping the messages: equal to `build_context`'s at every entry of random Pi 1.x paths."""
+    from pitree.session.context_size import context_header
+
+    tree = tree_of(_random_pi1_path(steps, data))
+    for node in tree.iter_tree():
+        ctx = build_context(tree, node)
+        header = context_header(tree, node, tree.branch(node))
+        assert (header.messages, header.model, header.thinking_level, header.size) == (
+            len(ctx.messages),
+            ctx.model,
+            ctx.thinking_level,
+            ctx.size,
+        ), node.id

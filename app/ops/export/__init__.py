@@ -33,7 +33,8 @@ from pitree.ops.export.doc import (
     image_placeholder,
     json_pretty,
 )
-from pitree.session.context import SessionContext, build_context, model_label
+from pitree.session.context import model_label
+from pitree.session.context_size import ContextHeader, context_header
 from pitree.session.entries import Node
 from pitree.session.text import count, js_string
 from pitree.session.tree import SessionTree
@@ -70,7 +71,7 @@ def _usage_line(path: list[Node]) -> str:
     return f"{shown} tokens · cost ${total.values[5]:.4f}"
 
 
-def _context_line(ctx: SessionContext) -> str:
+def _context_line(ctx: ContextHeader) -> str:
     """The size the status bar and `pitree context` give: Pi's estimateProjectedContextTokens."""
     size = ctx.size
     how = (
@@ -78,7 +79,7 @@ def _context_line(ctx: SessionContext) -> str:
         if size.usage_node is not None
         else "estimated from the messages: no usable reply usage"
     )
-    return f"{count(len(ctx.messages), 'message')}; Pi's context size {size.tokens:,} tokens ({how})"
+    return f"{count(ctx.messages, 'message')}; Pi's context size {size.tokens:,} tokens ({how})"
 
 
 def build_document(
@@ -88,8 +89,8 @@ def build_document(
     made as they are iterated (once), reading the file a batch at a time."""
     leaf = leaf if leaf is not None else tree.leaf
     header = tree.header or {}
-    ctx = build_context(tree, leaf)
-    path = ctx.path  # root -> leaf: one list of a million entries, not two
+    path = tree.branch(leaf)
+    ctx = context_header(tree, leaf, path)
     models: list[str] = []
     for node in path:
         name = model_of(node)
@@ -116,7 +117,6 @@ def build_document(
         ("thinking", "shown" if thinking else "omitted"),
         ("exported by", f"pitree {__version__}"),
     ]
-    del ctx
     title = tree.name or (f"Pi session {js_string(header.get('id'))}" if header else "Pi session")
     try:
         builder = Builder(tree, reader, path, thinking, progress)

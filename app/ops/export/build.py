@@ -2,8 +2,8 @@
 that a million-entry path is never held in memory whole: the entries a batch needs are read from the file by
 offset (`BATCH_ENTRIES` entries or `BATCH_BYTES` of lines, whichever comes first), rendered, and dropped.
 
-What pairs a tool call with its result (the first result after a call with its id on the path) and the context
-edits in effect at the leaf are found before the first batch, from the tree's entries and the edit entries alone.
+What pairs a tool call with its result (pairing.py) and the context edits in effect at the leaf are found before
+the first batch, from the tree's entries and the edit entries alone.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 from pitree.ops.export import pi1
 from pitree.ops.export.doc import Part, Section, content_parts, image_part, json_pretty, markdown_parts
 from pitree.ops.export.doc import describe as _describe
+from pitree.ops.export.pairing import Pairing
 from pitree.session.edits import path_edits
 from pitree.session.entries import Node
 from pitree.session.text import as_str, cut_huge, format_tool_call, js_string
@@ -49,57 +50,6 @@ def model_of(node: Node) -> str | None:
     return f"{js_string(provider)}/{js_string(model)}"
 
 
-NEAR = 4096  # entries a result may be below its call for `_paired_near` to find it
-
-
-def _paired_results(tree: SessionTree, path: list[Node]) -> dict[str, Node]:
-    """Each call id's result on `path`: the first tool result with that id after an assistant turn on the path
-    made a call with it; found from the entries alone, nothing read."""
-    near = _paired_near(tree, path)
-    return near if near is not None else _paired_exact(path)
-
-
-def _paired_exact(path: list[Node]) -> dict[str, Node]:
-    results: dict[str, Node] = {}
-    seen: set[str] = set()  # the call ids made so far on the path
-    for node in path:
-        if node.type != "message":
-            continue
-        if node.role == "assistant":
-            seen.update(c for c in node.call_ids() if isinstance(c, str))
-        elif node.role == "toolResult":
-            call_id = node.call_id
-            if isinstance(call_id, str) and call_id in seen and call_id not in results:
-                results[call_id] = node
-    return results
-
-
-def _paired_near(tree: SessionTree, path: list[Node]) -> dict[str, Node] | None:
-    """`_paired_exact` without a set of every call id on the path (a million-entry path makes ~0.5M): a result's
-    call was made before it on the path when the turn the tree knows made that call is one of its NEAR nearest
-    ancestors, and by no turn anywhere when the tree knows none. None when a result is neither (a call id used
-    twice, or far up): then the exact walk decides."""
-    results: dict[str, Node] = {}
-    for node in path:
-        if node.role != "toolResult" or node.type != "message":
-            continue
-        call_id = node.call_id
-        if not isinstance(call_id, str) or call_id in results:
-            continue
-        maker = tree.calls.get(call_id)
-        if maker is None:
-            continue
-        if not isinstance(maker, Node):
-            return None
-        up, steps = node.parent, 0
-        while up is not None and up is not maker and steps < NEAR:
-            up, steps = up.parent, steps + 1
-        if up is not maker:
-            return None
-        results[call_id] = node
-    return results
-
-
 # ---- the sections ------------------------------------------------------------------------------------------
 
 
@@ -112,19 +62,15 @@ class Builder:
         self.tree, self.reader, self.path = tree, reader, path
         self.thinking = thinking
         self.progress = progress
-        # Tool results on the path, by the call they answer: folded under that call, not shown again.
-        self.results = _paired_results(tree, path)
+        # Tool results on the path are folded under the call they answer, not shown again.
+        self.pairing = Pairing(tree, path)
         edit_nodes = [n for n in path if n.type == "context_edit"]
         self.edit_entries = dict(zip((n.id for n in edit_nodes), self.read(edit_nodes), strict=True))
         self.edits = path_edits(path, self.read)  # as at the exported leaf
-        self._batch_results: dict[int, dict[str, Any]] = {}  # the current batch's tool results, by id(node)
+        self._batch_results: dict[str, dict[str, Any]] = {}  # the current batch's folded results, by call id
 
     def read(self, nodes: list[Node]) -> list[dict[str, Any]]:
         return self.reader.entries(nodes, shape=cut_huge)  # a 200 MB tool result is exported cut, with its size
-
-    def paired(self, node: Node) -> bool:
-        call_id = node.call_id
-        return isinstance(call_id, str) and self.results.get(call_id) is node
 
     def sections(self) -> Iterator[Section]:
         path, total, start = self.path, len(self.path), 0
@@ -133,17 +79,17 @@ class Builder:
             while end < total and end - start < BATCH_ENTRIES and (end == start or size < BATCH_BYTES):
                 size += path[end].length
                 end += 1
-            batch = [n for n in path[start:end] if not self.paired(n)]
+            batch = [n for n in path[start:end] if not self.pairing.paired(n)]
             answers = {
                 id(r): r
-                for n in batch
-                if n.role == "assistant"
-                for c in n.call_ids()
-                if isinstance(c, str) and (r := self.results.get(c)) is not None
+                for i in range(start, end)
+                if path[i].role == "assistant"
+                for c in path[i].call_ids()
+                if isinstance(c, str) and (r := self.pairing.result_of(c, i)) is not None
             }
             extra = sorted(answers.values(), key=lambda n: n.idx)
             entries = self.read(batch + extra)
-            self._batch_results = {id(r): e for r, e in zip(extra, entries[len(batch) :], strict=True)}
+            self._batch_results = {r.call_id: e for r, e in zip(extra, entries[len(batch) :], strict=True)}
             del entries[len(batch) :]
             for node, entry in zip(batch, entries, strict=True):
                 section = self.section(node, entry)
@@ -157,13 +103,11 @@ class Builder:
                 self.progress(end, total)
 
     def result_message(self, call_id: str) -> dict[str, Any] | None:
-        """The message of the result folded under the call `call_id` (None: no result on the path)."""
-        node = self.results.get(call_id)
-        if node is None:
+        """The message of the result folded under the call `call_id` of the batch being made (None: no result
+        on the path)."""
+        entry = self._batch_results.get(call_id)
+        if entry is None:
             return None
-        entry = self._batch_results.get(id(node))
-        if entry is None:  # the call's id is not the one the tree read (the file changed): read it now
-            entry = self.read([node])[0]
         msg = entry.get("message")
         return msg if isinstance(msg, dict) else {}
 
