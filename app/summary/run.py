@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pitree.session.text import plural
+from pitree.session.text import count
 from pitree.summary.backends import extractive
 from pitree.summary.prepare import (
     SUMMARIZATION_SYSTEM_PROMPT,
@@ -38,12 +38,12 @@ def left_behind(entries: int, prepared: Prepared | None) -> str:
     """What the jump leaves behind, sized as Pi's prepareBranchEntries counts it (tool results skipped, budget kept)."""
     if not entries:
         return "nothing (no summary needed)"
-    head = f"{entries} {plural(entries, 'entry', 'entries')}"
+    head = count(entries, "entry", "entries")
     if prepared is None:
         return f"{head}; counting…"
     n = len(prepared.messages)
     return (
-        f"{head}; a summary reads {n} {plural(n, 'message')}, ~{prepared.total_tokens:,} tokens "
+        f"{head}; a summary reads {count(n, 'message')}, ~{prepared.total_tokens:,} tokens "
         "(Pi's branch-summary count: tool results skipped)"
     )
 

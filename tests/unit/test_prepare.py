@@ -379,3 +379,4 @@ def test_left_behind_is_sized_as_pi_prepares_the_branch() -> None:
     assert left_behind(1, None) == "1 entry; counting…"
     one = Prepared([{"role": "user", "content": "hi"}], FileOps(), 1, 1)
     assert "reads 1 message," in left_behind(1, one)
+    assert left_behind(952_120, None) == "952,120 entries; counting…"  # a million-entry session's branch
