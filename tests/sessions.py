@@ -119,6 +119,15 @@ def chain(n: int, prefix: str = "e", start: str | None = None, t0: int = 1) -> l
     return out
 
 
+def tool_turns(turns: int) -> list[dict[str, Any]]:
+    """A user's prompt, then `turns` replies each making one tool call (`c<i>`) and that call's result."""
+    out: list[dict[str, Any]] = [user("u0", None, "go", t=0)]
+    for i in range(1, turns + 1):
+        out.append(assistant(f"a{i}", out[-1]["id"], text=f"turn {i}", t=i, calls=((f"c{i}", "read", {}),)))
+        out.append(tool_result(f"r{i}", f"a{i}", f"c{i}", text=f"out {i}", t=i))
+    return out
+
+
 def dumps(obj: Any) -> bytes:
     return orjson.dumps(obj)
 

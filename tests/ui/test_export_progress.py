@@ -17,17 +17,13 @@ from pitree.widgets.screens.export_progress import ExportProgress, run_export
 from pitree.widgets.screens.text_screen import TextScreen
 from textual.widgets import Input, ProgressBar
 
-from tests.sessions import assistant, to_bytes, tool_result, user
+from tests.sessions import to_bytes, tool_turns
 from tests.ui.test_app import make_app, until
 
 
 def _session(tmp_path: Path, turns: int = 150) -> Path:
-    entries: list[dict[str, Any]] = [user("u0", None, "go", t=0)]
-    for i in range(1, turns + 1):
-        entries.append(assistant(f"a{i}", entries[-1]["id"], text=f"turn {i}", t=i, calls=((f"c{i}", "read", {}),)))
-        entries.append(tool_result(f"r{i}", f"a{i}", f"c{i}", text=f"out {i}", t=i))
     path = tmp_path / "s.jsonl"
-    path.write_bytes(to_bytes(entries))
+    path.write_bytes(to_bytes(tool_turns(turns)))
     return path
 
 
@@ -110,3 +106,26 @@ async def test_progress_under_another_screen_goes_when_it_closes(
         app.pop_screen()
         await until(pilot, lambda: not any(isinstance(s, ExportProgress) for s in app.screen_stack))
         assert out.read_text().count("<details>") == 30
+
+
+async def test_quitting_while_exporting_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's workers are cancelled when it exits: the export stops at its next batch and removes its
+    temporary file; nothing is written."""
+    import threading
+
+    path = _session(tmp_path, turns=60)
+    app = make_app(path)
+    out = tmp_path / "out.md"
+    async with app.run_test(size=(140, 45)) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        _slow_reads(monkeypatch, 0.03)
+        explorer = app.explorer
+        assert explorer.stree is not None and explorer.reader is not None and explorer.stree.leaf is not None
+        run_export(
+            explorer, explorer.stree, explorer.reader, explorer.stree.leaf, ExportChoice("md", out, False, False)
+        )
+        await until(pilot, lambda: any(p.name.endswith(".pitree-tmp") for p in tmp_path.iterdir()))
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(5)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]

@@ -18,7 +18,7 @@ from pitree.ops.export import ExportCancelled, ExportError, build, export_bytes,
 from pitree.store import atomic
 from pitree.store.session_file import EntryReader, load_session
 
-from tests.sessions import assistant, entry, to_bytes, tool_result, user
+from tests.sessions import assistant, entry, to_bytes, tool_result, tool_turns, user
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 EXAMPLES = itertools.count()
@@ -134,12 +134,8 @@ def test_small_batches_on_the_test_files(name: str, tmp_path: Path, monkeypatch:
 
 
 def _long_session(tmp_path: Path, turns: int = 300) -> Path:
-    entries: list[dict[str, Any]] = [user("u0", None, "go", t=0)]
-    for i in range(1, turns + 1):
-        entries.append(assistant(f"a{i}", entries[-1]["id"], text=f"turn {i}", t=i, calls=((f"c{i}", "read", {}),)))
-        entries.append(tool_result(f"r{i}", f"a{i}", f"c{i}", text=f"out {i}", t=i))
     path = tmp_path / "long.jsonl"
-    path.write_bytes(to_bytes(entries))
+    path.write_bytes(to_bytes(tool_turns(turns)))
     return path
 
 
