@@ -158,6 +158,14 @@ def test_the_file_is_read_a_batch_at_a_time_each_entry_once(tmp_path: Path, monk
     assert sum(reads) == len(tree.nodes)  # every entry read once
     monkeypatch.setattr(EntryReader, "raw", lambda self, node: pytest.fail("one open for the whole fork"))
     assert export_bytes(tree, reader, None, "jsonl").count(b"\n") == len(tree.nodes) + 1
+    edited = tool_turns(20)
+    edited.append(entry("context_edit", "x1", edited[-1]["id"], t=99, targetId="r3", replacement=None))
+    path = tmp_path / "edited.jsonl"
+    path.write_bytes(to_bytes(edited))
+    tree, _ = load_session(path)
+    reads.clear()
+    assert "omits" in export_bytes(tree, EntryReader(path, tree), None, "md").decode()
+    assert sum(reads) == len(tree.nodes) + 1  # the edit once for what it does, once for its own section
 
 
 @pytest.mark.parametrize("fmt", ["md", "html", "jsonl"])

@@ -65,8 +65,14 @@ class Builder:
         # Tool results on the path are folded under the call they answer, not shown again.
         self.pairing = Pairing(tree, path)
         edit_nodes = [n for n in path if n.type == "context_edit"]
-        self.edit_entries = dict(zip((n.id for n in edit_nodes), self.read(edit_nodes), strict=True))
-        self.edits = path_edits(path, self.read)  # as at the exported leaf
+        edit_entries = dict(zip(map(id, edit_nodes), self.read(edit_nodes), strict=True))
+        self.edit_entries = {n.id: edit_entries[id(n)] for n in edit_nodes}
+
+        def read_once(nodes: list[Node]) -> list[dict[str, Any]]:  # the edits are read already
+            fresh = self.read([n for n in nodes if id(n) not in edit_entries])[::-1]
+            return [edit_entries[id(n)] if id(n) in edit_entries else fresh.pop() for n in nodes]
+
+        self.edits = path_edits(path, read_once)  # as at the exported leaf
         self._batch_results: dict[str, dict[str, Any]] = {}  # the current batch's folded results, by call id
 
     def read(self, nodes: list[Node]) -> list[dict[str, Any]]:
