@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from hypothesis.strategies import integers
 
 SESSION_ID = "11111111-2222-3333-4444-555555555555"
 
@@ -180,3 +181,64 @@ def fork_session() -> list[dict[str, Any]]:
         user("u2", "a1", "main way", t=5),
         assistant("a2", "u2", "main answer", t=6),
     ]
+
+
+PI1_KINDS = ["user", "assistant", "zero", "error", "compaction", "model", "system", "omit", "replace", "bash"]
+
+
+def random_pi1_path(kinds: list[tuple[str, int]], data: Any) -> list[dict[str, Any]]:
+    """Pi 1.x paths (`kinds`: (one of PI1_KINDS, a size) each; `data`: hypothesis's `st.data()`): system
+    messages, edits that omit or replace earlier entries (or later ones: Pi maps every selected edit first),
+    replies with no usable usage, compactions that keep any earlier entry or themselves."""
+    entries: list[dict[str, Any]] = []
+    for i, (kind, size) in enumerate(kinds):
+        eid, parent = f"e{i:07d}", (f"e{i - 1:07d}" if i else None)
+        other = f"e{data.draw(integers(0, len(kinds))):07d}"
+        if kind == "user":
+            entries.append(user(eid, parent, "u" * size, t=i))
+        elif kind in ("assistant", "zero", "error"):
+            made = assistant(eid, parent, "a" * size, t=i, stop="error" if kind == "error" else "stop")
+            if kind == "zero":
+                made["message"]["usage"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+            entries.append(made)
+        elif kind == "model":
+            entries.append(entry("model_change", eid, parent, t=i, provider="p", modelId="m"))
+        elif kind == "system":
+            sections = {"s": "x" * size} if size % 3 else {"s": None, "t": "y" * size}
+            tools = [{"name": f"t{size % 4}", "description": "d" * size}] if size % 2 else []
+            msg = {"role": "system", "content": "c" * (size % 5), "sections": sections, "timestamp": i}
+            if tools:
+                msg["toolsAdded"] = tools
+            if size % 5 == 1:
+                msg["toolsRemoved"] = [{"name": "t1"}]
+            entries.append({"type": "message", "id": eid, "parentId": parent, "timestamp": ts(i), "message": msg})
+        elif kind in ("omit", "replace"):
+            replacement = None if kind == "omit" else {"content": "r" * size}
+            entries.append(entry("context_edit", eid, parent, t=i, targetId=other, replacement=replacement))
+        elif kind == "bash":
+            entries.append(
+                entry(
+                    "message",
+                    eid,
+                    parent,
+                    t=i,
+                    message={
+                        "role": "bashExecution",
+                        "command": "ls",
+                        "output": "o" * size,
+                        "excludeFromContext": size % 2 == 0,
+                    },
+                )
+            )
+        else:
+            kept = data.draw(integers(0, i)) if i else 0
+            fields: dict[str, Any] = {"summary": "s" * size, "firstKeptEntryId": f"e{kept:07d}", "tokensBefore": 1}
+            if size % 2:
+                fields["systemMessage"] = {
+                    "role": "system",
+                    "content": "",
+                    "sections": {"p": "P" * size},
+                    "timestamp": i,
+                }
+            entries.append(entry("compaction", eid, parent, t=i, **fields))
+    return entries

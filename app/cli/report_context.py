@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitree.session.context import ContextMessage, SessionContext, build_context, estimate_reason, kept_range
+from pitree.session.context_near import Settings, near_context
 from pitree.session.entries import Node
 from pitree.session.system_prompt import current_system_message, system_message_text
 from pitree.session.text import json_compact
@@ -137,7 +138,7 @@ class CompactionSplit:
     kept: list[ContextMessage]
     first_kept_on_path: bool
     dropped: list[ContextMessage]  # system messages: not kept; the compaction's checkpoint replays them
-    after: SessionContext  # the context with the compaction as the leaf
+    after: SessionContext  # the context with the compaction as the leaf (both: `path` only the part Pi reads)
     retain_none: bool  # firstKeptEntryId is the compaction's own id: nothing kept, on purpose
 
 
@@ -146,15 +147,16 @@ class CompactionSplit:
 _split_lock = threading.Lock()
 
 
-def compaction_split(tree: SessionTree, node: Node) -> CompactionSplit:
+def compaction_split(tree: SessionTree, node: Node, found: Settings | None = None) -> CompactionSplit:
     """Messages before `firstKeptEntryId` (and an earlier compaction's summary) were summarized; the rest kept,
     except system messages, which the compaction drops (Pi 1.x). The last one made is kept on the tree until it
-    changes or `forget_split` (two contexts: the explorer drops it when the cursor leaves the compaction)."""
+    changes or `forget_split` (two contexts: the explorer drops it when the cursor leaves the compaction).
+    `found`: the settings earlier splits found (`context_near.Settings`), when many compactions are split."""
     with _split_lock:
         last = tree.memo.get("compaction_split")
         if last is not None and last[0] is node and last[1] == tree.generation:
             return last[2]  # type: ignore[no-any-return]
-        split = _split(tree, node)
+        split = _split(tree, node, found or Settings())
         tree.memo["compaction_split"] = (node, tree.generation, split)
         return split
 
@@ -167,11 +169,11 @@ def forget_split(tree: SessionTree, node: Node | None = None) -> None:
             del tree.memo["compaction_split"]
 
 
-def _split(tree: SessionTree, node: Node) -> CompactionSplit:
+def _split(tree: SessionTree, node: Node, found: Settings) -> CompactionSplit:
     meta = node.meta or {}
     first_kept = meta.get("firstKeptEntryId")
-    before = build_context(tree, node.parent) if node.parent is not None else None
-    after = build_context(tree, node)
+    before = near_context(tree, node.parent, found) if node.parent is not None else None
+    after = near_context(tree, node, found)
     if after.dialect == "omp" and after.kept_from is not None:  # "" keeps from after providerReplayThroughEntryId
         first_kept = after.kept_from.id
     above = kept_range(node, first_kept)
@@ -237,15 +239,21 @@ def after_parts(audit: dict[str, Any]) -> str:
 
 
 def compaction_audit(
-    tree: SessionTree, node: Node, reader: EntryReader | None, exact: bool = True, active: set[str] | None = None
+    tree: SessionTree,
+    node: Node,
+    reader: EntryReader | None,
+    exact: bool = True,
+    active: set[str] | None = None,
+    found: Settings | None = None,
 ) -> dict[str, Any]:
     """What one compaction summarized, what it kept, what it dropped and replayed (Pi 1.x system messages and
     its checkpoint), what it cost, and the tokens before and after it. Without a `reader` the entry is not read
     (no file lists, no checkpoint names) and nothing is counted by tiktoken; `exact=False` reads it but leaves
-    the tiktoken counts out too (None). `active`: the active path's ids, when many compactions are audited."""
+    the tiktoken counts out too (None). `active`: the active path's ids, and `found` the settings found so far
+    (`context_near.Settings`), when many compactions are audited."""
     exact = exact and reader is not None
     meta = node.meta or {}
-    split = compaction_split(tree, node)
+    split = compaction_split(tree, node, found)
     before, summarized, kept, after = split.before, split.summarized, split.kept, split.after
     summary = meta.get("summary") or ""
     kept_tokens = sum(m.tokens for m in kept if not m.excluded)
@@ -306,5 +314,5 @@ def compaction_audit(
 
 def compactions_report(tree: SessionTree, reader: EntryReader | None) -> dict[str, Any]:
     comps = [n for n in tree.nodes if n.type == "compaction" and not tree.is_dropped(n)]
-    active = tree.active_ids()
-    return {"compactions": [compaction_audit(tree, n, reader, active=active) for n in comps]}
+    active, found = tree.active_ids(), Settings()  # in file order: each settings walk stops at the one before
+    return {"compactions": [compaction_audit(tree, n, reader, active=active, found=found) for n in comps]}

@@ -234,6 +234,12 @@ def kept_range(compaction: Node, first_kept: Any) -> list[Node] | None:
 
 def _project(ctx: SessionContext, path: list[Node]) -> SessionContext:
     settings(ctx, path)
+    return project_path(ctx, path)
+
+
+def project_path(ctx: SessionContext, path: list[Node]) -> SessionContext:
+    """Fill `ctx` (its settings found already) with what Pi selects and projects from `path`, which ends at the
+    leaf and may start anywhere above its last compaction's first kept entry (`context_near.near_path`)."""
     selected, ctx.compaction, ctx.kept_from, ctx.dropped_system = select(path)
     edits = edits_of(selected)
     messages = ctx.messages

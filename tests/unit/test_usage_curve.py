@@ -14,7 +14,7 @@ from pitree.session.load import load_bytes
 from pitree.session.usage import segments, usage_report
 from pitree.widgets.render.plot import buckets, context_plot
 
-from tests.sessions import assistant, entry, to_bytes, ts, user
+from tests.sessions import PI1_KINDS, assistant, entry, random_pi1_path, to_bytes, ts, user
 
 
 def tree_of(entries: list[dict[str, Any]]):  # type: ignore[no-untyped-def]
@@ -126,70 +126,10 @@ def test_no_id_repeats_on_a_path(lines: list[tuple[int, int, bool]]) -> None:
             assert tokens_after(tree, node) == build_context(tree, node).tokens
 
 
-KINDS = ["user", "assistant", "zero", "error", "compaction", "model", "system", "omit", "replace", "bash"]
-
-
-def _random_pi1_path(kinds: list[tuple[str, int]], data: st.DataObject) -> list[dict[str, Any]]:
-    """Pi 1.x paths: system messages, edits that omit or replace earlier entries (or later ones: Pi maps every
-    selected edit first), replies with no usable usage, compactions that keep any earlier entry or themselves."""
-    entries: list[dict[str, Any]] = []
-    for i, (kind, size) in enumerate(kinds):
-        eid, parent = f"e{i:07d}", (f"e{i - 1:07d}" if i else None)
-        other = f"e{data.draw(st.integers(0, len(kinds))):07d}"
-        if kind == "user":
-            entries.append(user(eid, parent, "u" * size, t=i))
-        elif kind in ("assistant", "zero", "error"):
-            made = assistant(eid, parent, "a" * size, t=i, stop="error" if kind == "error" else "stop")
-            if kind == "zero":
-                made["message"]["usage"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
-            entries.append(made)
-        elif kind == "model":
-            entries.append(entry("model_change", eid, parent, t=i, provider="p", modelId="m"))
-        elif kind == "system":
-            sections = {"s": "x" * size} if size % 3 else {"s": None, "t": "y" * size}
-            tools = [{"name": f"t{size % 4}", "description": "d" * size}] if size % 2 else []
-            msg = {"role": "system", "content": "c" * (size % 5), "sections": sections, "timestamp": i}
-            if tools:
-                msg["toolsAdded"] = tools
-            if size % 5 == 1:
-                msg["toolsRemoved"] = [{"name": "t1"}]
-            entries.append({"type": "message", "id": eid, "parentId": parent, "timestamp": ts(i), "message": msg})
-        elif kind in ("omit", "replace"):
-            replacement = None if kind == "omit" else {"content": "r" * size}
-            entries.append(entry("context_edit", eid, parent, t=i, targetId=other, replacement=replacement))
-        elif kind == "bash":
-            entries.append(
-                entry(
-                    "message",
-                    eid,
-                    parent,
-                    t=i,
-                    message={
-                        "role": "bashExecution",
-                        "command": "ls",
-                        "output": "o" * size,
-                        "excludeFromContext": size % 2 == 0,
-                    },
-                )
-            )
-        else:
-            kept = data.draw(st.integers(0, i)) if i else 0
-            fields: dict[str, Any] = {"summary": "s" * size, "firstKeptEntryId": f"e{kept:07d}", "tokensBefore": 1}
-            if size % 2:
-                fields["systemMessage"] = {
-                    "role": "system",
-                    "content": "",
-                    "sections": {"p": "P" * size},
-                    "timestamp": i,
-                }
-            entries.append(entry("compaction", eid, parent, t=i, **fields))
-    return entries
-
-
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 30)), max_size=25), st.data())
+@given(st.lists(st.tuples(st.sampled_from(PI1_KINDS), st.integers(0, 30)), max_size=25), st.data())
 def test_curve_matches_build_context_on_random_paths(kinds: list[tuple[str, int]], data: st.DataObject) -> None:
-    entries = _random_pi1_path(kinds, data)
+    entries = random_pi1_path(kinds, data)
     tree = tree_of(entries)
     for p in context_curve(tree, None):
         assert p.tokens == build_context(tree, p.node).size.tokens, p.node.id
@@ -238,13 +178,13 @@ def test_curve_brings_back_a_system_message_a_later_edit_stops_omitting() -> Non
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 30)), max_size=25), st.data())
+@given(st.lists(st.tuples(st.sampled_from(PI1_KINDS), st.integers(0, 30)), max_size=25), st.data())
 def test_context_header_equals_build_context(steps: list[tuple[str, int]], data: st.DataObject) -> None:
     """What an export's header says of the context (message count, model, thinking level, size) without
     keeping the messages: equal to `build_context`'s at every entry of random Pi 1.x paths."""
     from pitree.session.context_size import context_header
 
-    tree = tree_of(_random_pi1_path(steps, data))
+    tree = tree_of(random_pi1_path(steps, data))
     for node in tree.iter_tree():
         ctx = build_context(tree, node)
         header = context_header(tree, node, tree.branch(node))
