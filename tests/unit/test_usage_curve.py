@@ -11,7 +11,7 @@ from pitree.session.context import build_context, tokens_after
 from pitree.session.context_curve import context_curve
 from pitree.session.context_size import context_size
 from pitree.session.load import load_bytes
-from pitree.session.usage import segments, usage_report
+from pitree.session.usage import Segment, Usage, model_key, segments, usage_report
 from pitree.widgets.render.plot import buckets, context_plot
 
 from tests.sessions import PI1_KINDS, assistant, entry, random_pi1_path, to_bytes, ts, user
@@ -58,6 +58,50 @@ def test_segments_split_at_forks_and_add_up() -> None:
     assert not by_start["u3"]["onActivePath"] and by_start["u3"]["endsAtLeaf"]
     assert sum(s["entries"] for s in report["segments"]) == tree.entry_count
     assert sum(s["cost"] for s in report["segments"]) == report["total"]["cost"]
+
+
+def _segments_entry_by_entry(tree: Any) -> list[tuple[Any, ...]]:
+    """The segments as first written: every entry in pre-order, mapped to its segment."""
+    out: list[Any] = []
+    seg_of: dict[int, Any] = {}
+    for node in tree.iter_tree():
+        parent = node.parent
+        if parent is None or len(parent.children) > 1:
+            seg = Segment(start=node, end=node, forks=0 if parent is None else seg_of[id(parent)].forks + 1)
+            out.append(seg)
+        else:
+            seg = seg_of[id(parent)]
+        seg_of[id(node)] = seg
+        seg.end = node
+        seg.entries += 1
+        if node.usage is not None:
+            seg.usage.add(node.usage)
+            seg.models.setdefault(model_key(node), Usage()).add(node.usage)
+    return [_seg_tuple(s) for s in out]
+
+
+def _seg_tuple(s: Segment) -> tuple[Any, ...]:
+    models = {k: (v.messages, v.values) for k, v in s.models.items()}
+    return s.start, s.end, s.entries, s.forks, s.usage.messages, s.usage.values, models
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2, 40), st.sampled_from(["user", "assistant", "usage"])), max_size=60))
+def test_segments_equal_an_entry_by_entry_walk(shape: list[tuple[int, str]]) -> None:
+    """Segments walked a chain at a time, on random forests (orphans, forks, usage on several kinds of entries):
+    the same segments, figures and order as mapping every entry to its segment."""
+    entries: list[dict[str, Any]] = []
+    for i, (parent, kind) in enumerate(shape):
+        pid = None if parent == -1 else "gone" if parent == -2 else f"i{parent % max(i, 1)}"
+        if kind == "usage":
+            used = {"input": parent, "output": 1, "cost": {"total": 0.5}}
+            entries.append(
+                entry("usage", f"i{i}", pid, t=i, kind="k", provider="p", model=f"m{parent % 3}", usage=used)
+            )
+        else:
+            entries.append(user(f"i{i}", pid, "x", t=i) if kind == "user" else assistant(f"i{i}", pid, t=i))
+    tree = tree_of(entries)
+    assert [_seg_tuple(s) for s in segments(tree)] == _segments_entry_by_entry(tree)
 
 
 def test_usage_of_an_empty_session() -> None:
