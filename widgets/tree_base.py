@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pitree.session.entries import Node
-from pitree.session.layout import FILTERS, Layout, build_layout, nearest_shown, visible_indices
+from pitree.session.layout import FILTERS, LEVEL, Layout, build_layout, nearest_shown, visible_indices
 from pitree.session.layout_extend import extend_layout
 from pitree.session.tree import SessionTree
 from textual.cache import LRUCache
@@ -22,7 +22,6 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-LEVEL = 3  # columns per level of Pi's guides (`│  `, `├─ `)
 CACHED_LINES = 400  # rendered rows kept: a few screens' worth
 
 

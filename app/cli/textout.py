@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from pitree.cli.report_context import after_parts
-from pitree.session.layout import Layout
+from pitree.cli.text_lines import columns, print_lines
+from pitree.session.layout import LEVEL, Layout
 from pitree.session.text import count, make_safe
 from pitree.session.tree import SessionTree
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -24,21 +26,39 @@ def safe(text: Any, style: str = "") -> Text:
     return Text(make_safe(str(text) if text is not None else "", keep_newlines=True), style=style)
 
 
+def flat(text: Any) -> str:
+    """`text` on one line, safe for a terminal."""
+    return make_safe(str(text) if text is not None else "", keep_newlines=False)
+
+
 def one_line(text: Any, style: str = "") -> Text:
-    return Text(make_safe(str(text) if text is not None else "", keep_newlines=False), style=style)
+    return Text(flat(text), style=style)
 
 
 ROLE_STYLES = {"user": "bold cyan", "assistant": "green"}
 
 
-def tree_lines(tree: SessionTree, layout: Layout) -> list[Text]:
-    """One Text per row: gutter, active-path dot, label, row text, and `← leaf` on the leaf."""
+def tree_lines(tree: SessionTree, layout: Layout, room: int | None = None) -> Iterator[Text]:
+    """One Text per row: gutter, active-path dot, label, row text, and `← leaf` on the leaf. `room`: the width
+    the lines are cut to: a row's guides past it are not made (thousands of columns for a deep row)."""
     leaf = tree.leaf
-    out = []
+    stop = None if room is None else room // LEVEL + 1
+    made: dict[tuple[int, int, int], str] = {}  # guides by (indent, bits, gutters link): a chain's rows share them
+    fields = layout.rows.fields
     for i, row in enumerate(layout.rows):
         node = row.node
-        # `⊟` (foldable) means something only in the explorer, where a key folds it.
-        line = Text(layout.prefix(i).replace("⊟", "─"), style="dim")
+        indent, bits, link = fields(i)[:3]
+        key = (indent, bits, link)
+        guides = made.get(key)
+        if guides is None:
+            if len(made) >= 4096:
+                made.clear()
+            # `⊟` (foldable) means something only in the explorer, where a key folds it.
+            guides = made[key] = layout.prefix(i, stop=stop).replace("⊟", "─")
+        if room is not None and len(guides) >= room:  # one cell a character: the guides fill the line
+            yield Text(guides[: room - 1] + "…", style="dim")  # as Rich's cut leaves it, without measuring
+            continue
+        line = Text(guides, style="dim")
         on_path = node in layout.active
         if on_path:
             line.append("• ", style="bold blue")
@@ -55,11 +75,11 @@ def tree_lines(tree: SessionTree, layout: Layout) -> list[Text]:
         if node is leaf:
             line.append(" ← leaf", style="bold yellow")
         line.append_text(one_line(f"  {node.id}", "dim"))
-        out.append(line)
-    return out
+        yield line
 
 
 def print_tree(console: Console, tree: SessionTree, layout: Layout) -> None:
+    """The tree as text, a batch of lines at a time: the lines of a big session never exist at once."""
     header = tree.header or {}
     title = Text("session ", style="bold")
     title.append_text(one_line(tree.name or header.get("id") or "(no header)", "bold"))
@@ -67,8 +87,7 @@ def print_tree(console: Console, tree: SessionTree, layout: Layout) -> None:
         f"  {count(tree.entry_count, 'entry', 'entries')}, {len(layout.rows):,} shown ({layout.mode})", style="dim"
     )
     console.print(title)
-    for line in tree_lines(tree, layout):
-        console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
+    print_lines(console, tree_lines(tree, layout, console.width))
     _print_skips(console, tree)
 
 
@@ -92,10 +111,7 @@ def print_context(console: Console, report: dict[str, Any]) -> None:
     head.append_text(one_line(f"{model.get('provider')}/{model.get('modelId')}" if model else "unknown"))
     head.append_text(one_line(f", thinking {report['thinkingLevel']}"))
     console.print(head)
-    table = Table(box=None, pad_edge=False)
-    for col in ("#", "role", "entry", "tokens", "tiktoken", "running"):
-        table.add_column(col, justify="right" if col in ("#", "tokens", "tiktoken", "running") else "left")
-    table.add_column("edit")
+    rows: list[tuple[str, ...]] = []
     running = 0
     system = report.get("system")
     if system is not None:  # Pi 1.x: the system messages collapse into one head, sent first
@@ -103,21 +119,24 @@ def print_context(console: Console, report: dict[str, Any]) -> None:
         sources = ", ".join(system["sourceEntryIds"])
         tik = system.get("tiktoken")
         tik_text = "" if tik is None else str(tik)
-        table.add_row("·", "system head", one_line(sources), str(system["tokens"]), tik_text, str(running), "")
+        rows.append(("·", "system head", flat(sources), str(system["tokens"]), tik_text, str(running), ""))
     for i, m in enumerate(report["messages"], 1):
         folded = m["role"] == "system"
         running += m["tokens"] if not m.get("excludeFromContext") and not folded else 0
         role = m["role"] + (" (excluded)" if m.get("excludeFromContext") else "") + (" (in head)" if folded else "")
-        table.add_row(
-            str(i),
-            one_line(role),
-            one_line(m["entryId"]),
-            str(m["tokens"]),
-            str(m.get("tiktoken", "")),
-            str(running),
-            one_line(f"replaced by {m['editedBy']}" if m.get("editedBy") else ""),
+        rows.append(
+            (
+                str(i),
+                flat(role),
+                flat(m["entryId"]),
+                str(m["tokens"]),
+                str(m.get("tiktoken", "")),
+                str(running),
+                flat(f"replaced by {m['editedBy']}" if m.get("editedBy") else ""),
+            )
         )
-    console.print(table)
+    header = ("#", "role", "entry", "tokens", "tiktoken", "running", "edit")
+    print_lines(console, columns(header, rows, frozenset({0, 3, 4, 5})))
     for omitted in report.get("omitted", []):
         console.print(one_line(f"omitted: {omitted['entryId']} (by context edit {omitted['editedBy']})", "yellow"))
     tok = report["tokens"]

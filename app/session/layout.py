@@ -33,6 +33,7 @@ from pitree.session.tree import SessionTree
 
 _HIDDEN = HIDDEN_TOOL_ONLY | ALWAYS_HIDDEN
 
+LEVEL = 3  # columns per level of Pi's guides (`│  `, `├─ `)
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 
 

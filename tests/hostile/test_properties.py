@@ -345,10 +345,38 @@ def test_layout_under_every_filter_and_search(data: bytes, mode: str, draw: st.D
     assert list(shown) == sorted(set(shown))
     from pitree.cli.textout import tree_lines
 
-    lines = tree_lines(tree, layout)
+    lines = list(tree_lines(tree, layout))
     assert len(lines) == len(rows)
     for text in lines:
         assert not unsafe_chars(text.plain), text.plain
+
+
+@SETTINGS
+@given(session_bytes(), st.sampled_from(FILTERS), st.integers(4, 120), st.booleans())
+def test_text_tree_equals_rich_printing_each_line(data: bytes, mode: str, width: int, colour: bool) -> None:
+    """`print_tree` (batches of lines; without colours, lines cut and written directly; guides that fill the
+    line never measured) prints what Rich printed for each whole line, at any width, in colour or not."""
+    import io
+
+    from pitree.cli import text_lines, textout
+    from rich.console import Console
+
+    tree = build(data)
+    layout = build_layout(tree, mode)
+    colours: dict[str, Any] = {"force_terminal": True, "color_system": "standard"} if colour else {}
+    fast, slow = io.StringIO(), io.StringIO()
+    textout.print_tree(Console(file=fast, width=width, **colours), tree, layout)
+
+    def each_whole(console: Console, lines: list[Any], _width: int, _plain: bool) -> None:
+        for line in lines:
+            console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
+
+    whole = textout.tree_lines
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(text_lines, "_print_batch", each_whole)
+        mp.setattr(textout, "tree_lines", lambda t, lay, room=None: whole(t, lay))
+        textout.print_tree(Console(file=slow, width=width, **colours), tree, layout)
+    assert fast.getvalue() == slow.getvalue()
 
 
 # ---- summarizer --------------------------------------------------------------------------------------------

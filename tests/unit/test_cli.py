@@ -217,6 +217,55 @@ def test_tree_text_rows_match_json(session: Path) -> None:
     assert body[3].startswith("├─ • user: other") and body[5].startswith("└─ user: second")  # no TUI fold mark
 
 
+def _comb(depth: int) -> list[dict[str, Any]]:
+    """Every entry forks: a short side branch and the rest, so the rest is drawn one level deeper each time."""
+    out: list[dict[str, Any]] = [user("c0", None, "root", t=0)]
+    for i in range(1, depth):
+        out.append(user(f"s{i}", f"c{i - 1}", f"side {i}", t=2 * i))
+        out.append(user(f"c{i}", f"c{i - 1}", f"deeper {i}", t=2 * i + 1))
+    return out
+
+
+@pytest.mark.parametrize("colour", [False, True])
+def test_tree_text_of_deep_rows_equals_rich_printing_each_line(colour: bool, monkeypatch: Any) -> None:
+    """Rows whose guides fill the line (300 levels deep, at widths of 40 and 400): cut as Rich cut each whole
+    line, without making the guides past the width."""
+    import io
+
+    from pitree.cli import text_lines, textout
+    from pitree.session.layout import build_layout
+    from pitree.session.load import load_bytes
+    from rich.console import Console
+
+    tree = load_bytes(to_bytes(_comb(300)))
+    layout = build_layout(tree, "all")
+    stops: set[int | None] = set()
+    real_prefix = layout.prefix
+
+    def prefix(i: int, folded: bool = False, start: int = 0, stop: int | None = None) -> str:
+        stops.add(stop)
+        return real_prefix(i, folded, start, stop)
+
+    def each_whole(console: Console, lines: list[Any], _width: int, _plain: bool) -> None:
+        for line in lines:
+            console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
+
+    colours: dict[str, Any] = {"force_terminal": True, "color_system": "standard"} if colour else {}
+    whole_lines = textout.tree_lines
+    for width in (40, 400):
+        fast, slow = io.StringIO(), io.StringIO()
+        monkeypatch.setattr(layout, "prefix", prefix)
+        textout.print_tree(Console(file=fast, width=width, **colours), tree, layout)
+        assert stops == {width // 3 + 1}
+        with monkeypatch.context() as mp:
+            mp.setattr(text_lines, "_print_batch", each_whole)
+            mp.setattr(textout, "tree_lines", lambda t, lay, room=None: whole_lines(t, lay))
+            textout.print_tree(Console(file=slow, width=width, **colours), tree, layout)
+        assert fast.getvalue() == slow.getvalue()
+        assert sum("…" in line for line in fast.getvalue().splitlines()) > 200  # the deep rows are cut
+        stops.clear()
+
+
 def test_context_text(session: Path) -> None:
     out = run("context", session)
     assert out.returncode == 0 and b"\x1b" not in out.stdout
