@@ -241,3 +241,23 @@ def test_clearing_a_label_that_is_not_there_writes_nothing(demo: Path, tmp_path:
     cleared = pitree("label", str(demo), target, "--clear", "--yes", "--json")
     assert cleared.returncode == 0, cleared.stderr
     assert _last(demo)["targetId"] == target and _last(demo).get("label") is None
+
+
+def test_write_commands_read_the_file_as_the_others_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pitree label` / `branch` read the session through the tree cache and the forked parse, as every other
+    command does (the whole file at once took ~2.6 GB at 1M entries), and still take a torn last line whole,
+    as Pi reads it: the size an append expects is the file's."""
+    from pitree.cli import write
+    from pitree.store import tree_cache
+
+    from tests.sessions import chain, to_bytes
+
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "s.jsonl"
+    data = to_bytes(chain(5))
+    path.write_bytes(data[:-1])  # no newline after the last line
+    asked: list[Path] = []
+    real = tree_cache.load_cached
+    monkeypatch.setattr(tree_cache, "load_cached", lambda p, *a, **k: asked.append(p) or real(p, *a, **k))
+    tree, size = write._load(path)
+    assert asked == [path] and size == len(data) - 1 and tree.leaf is not None and tree.leaf.id == "e0000004"
