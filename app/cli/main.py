@@ -106,7 +106,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
     else:
-        from pitree.cli.textout import print_usage
+        from pitree.cli.usage_text import print_usage
 
         print_usage(console(), report)
     return 0

@@ -16,9 +16,7 @@ from pitree.cli.text_lines import columns, print_lines
 from pitree.session.layout import LEVEL, Layout
 from pitree.session.text import count, make_safe
 from pitree.session.tree import SessionTree
-from rich.console import Console, ConsoleOptions, Group, RenderResult
-from rich.segment import Segment
-from rich.table import Table
+from rich.console import Console
 from rich.text import Text
 
 
@@ -279,89 +277,3 @@ def print_info(console: Console, report: dict[str, Any]) -> None:
             out.append("  ")
             out.append(v)
     console.print(out, soft_wrap=True)
-
-
-def _usage_cells(u: dict[str, Any]) -> list[str]:
-    return [
-        f"{u['messages']:,}",
-        f"{u['input']:,}",
-        f"{u['output']:,}",
-        f"{u['cacheRead']:,}",
-        f"{u['cacheWrite']:,}",
-        f"{u['totalTokens']:,}",
-        f"${u['cost']:,.4f}",
-    ]
-
-
-USAGE_HEADS = ("usages", "input", "output", "cache read", "cache write", "tokens", "cost")
-
-
-def _usage_table(title: str, first: str) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False, padding=(0, 2, 0, 0))
-    table.add_column(first)
-    for name in USAGE_HEADS:
-        table.add_column(name, justify="right")
-    return table
-
-
-class ModelsTable:
-    """The per-model table. The model's name comes first: when the name and the numbers do not fit on one line,
-    each name gets a line of its own above its numbers (a squeezed column cut it to "anthro…")."""
-
-    def __init__(self, models: dict[str, dict[str, Any]]) -> None:
-        self.rows = [(one_line(name), _usage_cells(u)) for name, u in models.items()]
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        table = _usage_table("Per model", "model")
-        longest = max((name.cell_len for name, _ in self.rows), default=5)
-        numbers = sum(max([len(h), *(len(c[k]) for _, c in self.rows)]) + 2 for k, h in enumerate(USAGE_HEADS))
-        if longest + 2 + numbers <= options.max_width or not self.rows:
-            for name, cells in self.rows:
-                table.add_row(name, *cells)
-            yield table
-            return
-        table.columns[0].header = ""
-        table.columns[0].width = 0
-        table.title = "Per model (the name above its numbers)"
-        for _, cells in self.rows:
-            table.add_row("", *cells)
-        # The name lines go between the table's rows: render the table and interleave.
-        lines = console.render_lines(table, options.update(height=None), pad=False)
-        head = len(lines) - len(self.rows)  # title and header, then one line per model
-        yield from _lines(lines[:head])
-        for k, (name, _) in enumerate(self.rows):
-            yield Text("  ").append_text(name)
-            yield from _lines(lines[head + k : head + k + 1])
-
-
-def _lines(lines: list[list[Segment]]) -> RenderResult:
-    for line in lines:
-        yield from line
-        yield Segment.line()
-
-
-def usage_tables(report: dict[str, Any]) -> Group:
-    """`pitree usage` as Rich tables: totals, per model, per branch segment (active path in bold). A usage is one
-    record Pi 1.x counts (a reply, a tool result, a usage entry, a summary); tokens are the sum of the four parts."""
-    totals = _usage_table("Totals", "")
-    totals.add_row("session", *_usage_cells(report["total"]), style="bold")
-    totals.add_row("active path (root → leaf)", *_usage_cells(report["activePath"]))
-    models = ModelsTable(report["models"])
-    segs = _usage_table("Per branch segment (between forks; • on the active path)", "segment")
-    segs.columns[0].no_wrap = True
-    segs.columns[0].overflow = "ellipsis"
-    segs.add_column("entries", justify="right")
-    for seg in report["segments"]:
-        head = Text("  " * min(seg["forks"], 12))
-        head.append("• " if seg["onActivePath"] else "  ", "bold blue")
-        head.append_text(one_line(seg["startId"], "dim"))
-        head.append(" ")
-        head.append_text(one_line(seg["text"][:48]))
-        if seg["holdsLeaf"]:
-            head.append(" ← leaf", "bold yellow")
-        segs.add_row(head, *_usage_cells(seg), f"{seg['entries']:,}", style="bold" if seg["onActivePath"] else "")
-    return Group(totals, Text(""), models, Text(""), segs)
-
-
-def print_usage(console: Console, report: dict[str, Any]) -> None:
-    console.print(usage_tables(report))

@@ -131,7 +131,7 @@ def test_tree_text_has_no_fold_glyph() -> None:
 
 @pytest.mark.parametrize("width", [60, 68, 140])
 def test_usage_per_model_shows_the_whole_model_name(width: int) -> None:
-    from pitree.cli.textout import usage_tables
+    from pitree.cli.usage_text import usage_tables
     from pitree.session.usage import usage_report
     from pitree.store.session_file import load_session_fast
     from rich.console import Console
@@ -143,3 +143,28 @@ def test_usage_per_model_shows_the_whole_model_name(width: int) -> None:
     model = next(i for i, line in enumerate(lines) if "anthropic/claude-sonnet-4-5" in line)
     numbers = lines[model] if width >= 100 else lines[model + 1]  # narrow: the numbers on the next line
     assert "962,787" in numbers and "$1.4080" in numbers
+
+
+@pytest.mark.parametrize(("width", "above"), [(90, True), (120, False), (160, False)])
+def test_usage_per_segment_numbers_are_never_cut(width: int, above: bool) -> None:
+    """A segment's text is cut so that its numbers fit (Rich's own squeeze cut them to "12,…"), or, with less
+    than 32 columns left for it, goes on a line of its own above them."""
+    from pitree.cli.usage_text import usage_tables
+    from pitree.session.usage import usage_report
+    from pitree.store.session_file import load_session_fast
+    from rich.console import Console
+
+    tree, _ = load_session_fast(Path(DEMO), save_cache=False)
+    report = usage_report(tree)
+    console = Console(width=width, record=True, color_system=None)
+    console.print(usage_tables(report))
+    lines = console.export_text().splitlines()
+    table = lines[next(i for i, line in enumerate(lines) if line.startswith("Per branch segment")) :]
+    assert "cache write" in table[1] and "entries" in table[1]  # headers whole
+    assert ("the name above its numbers" in table[0]) is above
+    for seg in report["segments"]:
+        at = next(i for i, line in enumerate(table) if seg["startId"] in line)
+        row = table[at + 1] if "the name above its numbers" in table[0] else table[at]
+        assert max(len(line) for line in table) <= width
+        cells = [f"{seg[k]:,}" for k in ("messages", "input", "output", "cacheRead", "cacheWrite", "totalTokens")]
+        assert row.split()[-8:] == [*cells, f"${seg['cost']:,.4f}", f"{seg['entries']:,}"], row

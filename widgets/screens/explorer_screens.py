@@ -35,7 +35,7 @@ def usage_text(tree: SessionTree, width: int = 100) -> Lines:
     a thread worker and shows the result in a `TextScreen` titled `USAGE_TITLE`. The tables are laid out here
     at `width` (the screen's), to lines of styled text: laying out a table of thousands of branch segments took
     the UI thread ~9 s at 1M entries."""
-    from pitree.cli.textout import usage_tables
+    from pitree.cli.usage_text import usage_tables
     from pitree.session.usage import usage_report
 
     return rendered(usage_tables(usage_report(tree)), width)
