@@ -13,8 +13,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from pitree.session.context import ContextMessage, SessionContext, build_context, estimate_reason, kept_range
-from pitree.session.context_near import Settings, near_context
+from pitree.session.context import ContextMessage, SessionContext, Settings, build_context, estimate_reason, kept_range
+from pitree.session.context_near import near_context
 from pitree.session.entries import Node
 from pitree.session.system_prompt import current_system_message, system_message_text
 from pitree.session.text import json_compact

@@ -213,7 +213,7 @@ def tokens_after(tree: SessionTree, compaction: Node) -> int:
     path = kept_range(compaction, compaction.meta.get("firstKeptEntryId") if compaction.meta else None) or []
     path.reverse()
     path.append(compaction)
-    return _project(SessionContext(leaf=compaction, path=path), path).tokens
+    return project_path(SessionContext(leaf=compaction, path=path), path).tokens  # the tokens: no settings walk
 
 
 def kept_range(compaction: Node, first_kept: Any) -> list[Node] | None:
@@ -257,26 +257,59 @@ def project_path(ctx: SessionContext, path: list[Node]) -> SessionContext:
 
 
 def settings(ctx: SessionContext, path: list[Node]) -> None:
-    """Pi's walk root → leaf keeps the last thinking level change and the last model (a model change, or an
-    assistant's provider/model): walking back, the first of each, without reading the rest of the path."""
-    thinking = model = False
-    for node in reversed(path):
-        ntype = node.type
-        if ntype == "thinking_level_change":
-            meta = node.meta
-            if not thinking and meta is not None:
-                ctx.thinking_level, thinking = meta.get("thinkingLevel"), True
-        elif model:
-            pass
-        elif ntype == "model_change":
-            meta = node.meta
-            if meta is not None:
-                ctx.model, model = {"provider": meta.get("provider"), "modelId": meta.get("modelId")}, True
-        elif ntype == "message" and node.role == "assistant":
-            provider, model_id = node.model or (None, None)
-            ctx.model, model = {"provider": provider, "modelId": model_id}, True
-        if thinking and model:
-            return
+    """Pi's walk root -> leaf keeps the last thinking level change and the last model (a model change, or an
+    assistant's provider/model): walking back from the leaf (`path`'s last entry), the first of each."""
+    if path:
+        Settings().find(ctx, path[-1])
+
+
+# (thinking level found, it, model found, it): what `settings` finds walking back from an entry
+_Found = tuple[bool, Any, bool, Any]
+
+
+class Settings:
+    """`settings` walking up from a leaf without reading the rest of the path; with the settings found at the
+    leaves of earlier calls kept by entry, so that a walk up that meets one of them stops there (the audits of
+    many compactions, `context_near`)."""
+
+    def __init__(self) -> None:
+        self.at: dict[int, tuple[Node, _Found]] = {}  # by id(): entries are compared by identity
+
+    def find(self, ctx: SessionContext, leaf: Node) -> None:
+        """Set `ctx.model` and `ctx.thinking_level` as found over root -> `leaf`."""
+        thinking = model = False
+        level: Any = "off"
+        chosen: Any = None
+        node: Node | None = leaf
+        while node is not None and not (thinking and model):
+            known = self.at.get(id(node))
+            if known is not None and known[0] is node:
+                found = known[1]
+                if not thinking:
+                    thinking, level = found[0], found[1]
+                if not model:
+                    model, chosen = found[2], found[3]
+                break
+            ntype = node.type
+            if ntype == "thinking_level_change":
+                meta = node.meta
+                if not thinking and meta is not None:
+                    level, thinking = meta.get("thinkingLevel"), True
+            elif model:
+                pass
+            elif ntype == "model_change":
+                meta = node.meta
+                if meta is not None:
+                    chosen, model = {"provider": meta.get("provider"), "modelId": meta.get("modelId")}, True
+            elif ntype == "message" and node.role == "assistant":
+                provider, model_id = node.model or (None, None)
+                chosen, model = {"provider": provider, "modelId": model_id}, True
+            node = node.parent
+        self.at[id(leaf)] = (leaf, (thinking, level, model, chosen))
+        if thinking:
+            ctx.thinking_level = level
+        if model:
+            ctx.model = chosen
 
 
 def _omp(ctx: SessionContext) -> SessionContext:

@@ -5,65 +5,16 @@ Pi sends the last compaction of the path, its kept range and what follows; nothi
 counts except the model and thinking level, found by walking further up. `build_context` lists the whole path
 root -> leaf first: a million-entry session's 200 compactions took ~25 s to audit that way. Here the path is
 walked up only to the first kept entry (the whole path when there is no compaction), and the settings walk
-stops at an entry whose settings an earlier call found (`Settings`), so audits in file order walk each stretch
-once. The context is `build_context`'s but for its `path`, which holds only that part.
+stops at an entry whose settings an earlier call found (`context.Settings`), so audits in file order walk each
+stretch once. The context is `build_context`'s but for its `path`, which holds only that part.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from pitree.session.context import SessionContext, build_context, kept_range, project_path
+from pitree.session.context import SessionContext, Settings, build_context, kept_range, project_path
 from pitree.session.dialect_omp import OMP
 from pitree.session.entries import Node
 from pitree.session.tree import SessionTree
-
-# (thinking level found, it, model found, it): what `context.settings` finds walking back from an entry
-_Found = tuple[bool, Any, bool, Any]
-
-
-class Settings:
-    """The model and thinking level at the entries some `near_context` calls ended at, by entry: a later walk
-    up that meets one of them stops there."""
-
-    def __init__(self) -> None:
-        self.at: dict[int, tuple[Node, _Found]] = {}  # by id(): entries are compared by identity
-
-    def find(self, ctx: SessionContext, leaf: Node) -> None:
-        """Set `ctx.model` and `ctx.thinking_level` as `context.settings` does over root -> `leaf`."""
-        thinking = model = False
-        level: Any = "off"
-        chosen: Any = None
-        node: Node | None = leaf
-        while node is not None and not (thinking and model):
-            known = self.at.get(id(node))
-            if known is not None and known[0] is node:
-                found = known[1]
-                if not thinking:
-                    thinking, level = found[0], found[1]
-                if not model:
-                    model, chosen = found[2], found[3]
-                break
-            ntype = node.type
-            if ntype == "thinking_level_change":
-                meta = node.meta
-                if not thinking and meta is not None:
-                    level, thinking = meta.get("thinkingLevel"), True
-            elif model:
-                pass
-            elif ntype == "model_change":
-                meta = node.meta
-                if meta is not None:
-                    chosen, model = {"provider": meta.get("provider"), "modelId": meta.get("modelId")}, True
-            elif ntype == "message" and node.role == "assistant":
-                provider, model_id = node.model or (None, None)
-                chosen, model = {"provider": provider, "modelId": model_id}, True
-            node = node.parent
-        self.at[id(leaf)] = (leaf, (thinking, level, model, chosen))
-        if thinking:
-            ctx.thinking_level = level
-        if model:
-            ctx.model = chosen
 
 
 def near_path(leaf: Node) -> list[Node]:

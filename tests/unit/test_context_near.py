@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pitree.cli import report_context
 from pitree.cli.report import compactions_report
-from pitree.session.context import SessionContext, build_context
-from pitree.session.context_near import Settings, near_context, near_path
+from pitree.session.context import SessionContext, Settings, build_context
+from pitree.session.context_near import near_context, near_path
 from pitree.session.load import load_bytes
 
 from tests.sessions import PI1_KINDS, assistant, entry, random_pi1_path, to_bytes, user
