@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pitree.cli.progress import reading
 from pitree.session.gcpause import keep_out_of_collections
+from pitree.session.load import SessionBuilder
 from pitree.session.text import json_safe
 from pitree.session.tree import SessionTree
 from pitree.store.session_file import SessionFileError, load_session_fast
@@ -47,12 +49,22 @@ def console() -> Any:
 def load(path_s: str) -> tuple[Path, SessionTree]:
     path = Path(path_s).expanduser()
     try:
-        # a one-shot read: a last line without "\n" counts; the texts stay on the entries (`SessionBuilder`)
-        tree, _ = load_session_fast(path, final=True, texts_apart=False)
+        # the texts stay on the entries: a one-shot command reads each once (`SessionBuilder`)
+        tree, _ = read_session(path, texts_apart=False)
     except SessionFileError as exc:
         raise CliError(str(exc)) from None
     keep_out_of_collections()  # one tree per process: later collections need not walk it
     return path, tree
+
+
+def read_session(path: Path, texts_apart: bool = True) -> tuple[SessionTree, SessionBuilder]:
+    """A one-shot read of the session at `path` (a last line without "\n" counts, as Pi reads it), its progress
+    on stderr when that is a terminal and the read takes more than half a second. Raises SessionFileError."""
+    show, clear = reading(path)
+    try:
+        return load_session_fast(path, show, final=True, texts_apart=texts_apart)
+    finally:
+        clear()
 
 
 def resolve(tree: SessionTree, entry_id: str | None) -> Any:

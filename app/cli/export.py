@@ -14,13 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pitree.cli.common import CliError
+from pitree.cli.common import CliError, read_session
 from pitree.cli.progress import progress_printer
 from pitree.ops.export import FORMATS, ExportError, export_chunks, export_path
 from pitree.session.text import count as count_of
 from pitree.session.text import make_safe
 from pitree.store.export_file import ExportFileError, check_target
-from pitree.store.session_file import EntryReader, SessionFileError, load_session_fast
+from pitree.store.session_file import EntryReader, SessionFileError
 
 __all__ = ["add_export_command", "cmd_export", "export_path"]
 
@@ -45,7 +45,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         if out is not None:  # refuse before loading a big file for nothing
             check_target(out, force=args.force, source=source)
-        tree, _ = load_session_fast(source, texts_apart=False)  # one-shot: see `SessionBuilder`
+        tree, _ = read_session(source, texts_apart=False)  # one-shot: see `SessionBuilder`
         leaf = tree.resolve(args.leaf) if args.leaf is not None else tree.leaf
         reader = EntryReader(source, tree)
         show, clear = progress_printer(_exporting, PROGRESS_AFTER)

@@ -1,11 +1,17 @@
-"""One line of progress on stderr for the command line's long runs (indexing sessions, an export)."""
+"""One line of progress on stderr for the command line's long runs (reading a big session, indexing sessions,
+an export)."""
 
 from __future__ import annotations
 
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from pitree.session.text import make_safe
+
+READ_AFTER = 0.5  # seconds of reading a session before its progress is shown
 
 
 def progress_printer(text: Callable[..., str], after: float) -> tuple[Callable[..., None] | None, Callable[[], None]]:
@@ -31,3 +37,13 @@ def progress_printer(text: Callable[..., str], after: float) -> tuple[Callable[.
             sys.stderr.flush()
 
     return show, clear
+
+
+def reading(path: Path) -> tuple[Callable[..., None] | None, Callable[[], None]]:
+    """`progress_printer` for reading the session at `path` (bytes done, total)."""
+    name = make_safe(path.name, keep_newlines=False)
+
+    def text(done: int, total: int) -> str:
+        return f"reading {name}: {done / 1e6:,.0f} of {total / 1e6:,.0f} MB ({100 * done // max(total, 1)}%)"
+
+    return progress_printer(text, READ_AFTER)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pitree.cli.common import read_session
 from pitree.config import SUMMARIZERS
 from pitree.ops.errors import NeedsMigration, OpError
 from pitree.ops.jump import (
@@ -31,7 +32,7 @@ from pitree.ops.write import append_entry, check_writable, resolve
 from pitree.session.text import json_safe, make_safe
 from pitree.session.tree import SessionTree
 from pitree.store.guard import write_warnings
-from pitree.store.session_file import EntryReader, SessionFileError, load_session_fast
+from pitree.store.session_file import EntryReader, SessionFileError
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -48,7 +49,7 @@ def _load(path: Path) -> tuple[SessionTree, int]:
     """The tree and the size that was parsed (what an append expects the file to still be). Read as the other
     commands read (the tree cache, a forked parse): the whole file at once took ~2.6 GB at 1M entries."""
     try:
-        tree, builder = load_session_fast(path, final=True)
+        tree, builder = read_session(path)
     except SessionFileError as exc:
         raise OpError(str(exc)) from None
     return tree, builder.size

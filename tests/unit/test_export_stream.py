@@ -260,3 +260,27 @@ def test_command_line_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
     assert err.getvalue() == "\r2 of 10\x1b[K\r10 of 10\x1b[K\r\x1b[K"
     monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal: no progress at all
     assert cli_progress.progress_printer(lambda d, t: "", 0)[0] is None
+
+
+def test_commands_show_the_progress_of_reading_a_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command that reads a session (here `pitree tree --json`, `label` and `export`'s read) says how far
+    the read is on a terminal's stderr (a big cold read takes ~10 s at 1M entries), under a safe file name, and
+    clears the line after."""
+    from pitree.cli import common, write
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(cli_progress, "READ_AFTER", 0.0)
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "x\x1b[31m.jsonl"
+    path.write_bytes(to_bytes(tool_turns(50)))
+    for read in (lambda: common.load(str(path)), lambda: write._load(path), lambda: common.read_session(path)):
+        err = Tty()
+        monkeypatch.setattr(sys, "stderr", err)
+        read()
+        size = path.stat().st_size
+        shown = err.getvalue()
+        assert shown.startswith("\rreading x␛[31m.jsonl: ") and "(100%)" in shown and shown.endswith("\r\x1b[K")
+        assert "\x1b[31m" not in shown and f"of {size / 1e6:,.0f} MB" in shown
