@@ -63,9 +63,16 @@ def _count(message: dict[str, Any]) -> int:
     return sum(count_message(m) for m in convert_to_llm([message]))
 
 
+COUNT_BATCH = 512  # messages read from the file at a time: the 70,000 of a 1M-entry context held ~250 MB at once
+
+
 def tiktoken_counts(reader: EntryReader, ctx: SessionContext) -> list[int]:
     """cl100k tokens per context message, as the model reads it (after Pi's convertToLlm)."""
-    return [_count(m) for m in projected_messages(reader, ctx.messages)]
+    messages = ctx.messages
+    counts: list[int] = []
+    for start in range(0, len(messages), COUNT_BATCH):
+        counts.extend(_count(m) for m in projected_messages(reader, messages[start : start + COUNT_BATCH]))
+    return counts
 
 
 def system_head(reader: EntryReader, ctx: SessionContext) -> dict[str, Any] | None:

@@ -178,3 +178,22 @@ def test_grown_size_follows_build_context() -> None:
     grown = grown_size(start, nodes)  # type: ignore[arg-type]
     assert grown is not None and grown.tokens == build_context(tree, None).size.tokens == 10 + 3
     assert grown_size(start, [tree.get("s1")]) is None  # type: ignore[list-item]  # a system message: again
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3])
+def test_tiktoken_counts_read_in_batches_equal_one_read(tmp_path: Path, monkeypatch: Any, batch: int) -> None:
+    """The messages are read from the file a batch at a time (a 1M-entry context held them all at once): the
+    counts are those of one read of them all, edits included."""
+    from pitree.cli import report_context
+
+    from tests.sessions import tool_turns
+
+    for name, entries in (("edits", CASE_3), ("turns", tool_turns(6))):
+        path = write_session(tmp_path, entries, name=f"{name}{batch}.jsonl")
+        tree, _ = load_session(path)
+        ctx = build_context(tree, None)
+        read = report_context.projected_messages(EntryReader(path, tree), ctx.messages)
+        whole = [report_context._count(m) for m in read]
+        monkeypatch.setattr(report_context, "COUNT_BATCH", batch)
+        assert report_context.tiktoken_counts(EntryReader(path, tree), ctx) == whole and len(whole) >= 2
+        monkeypatch.undo()
