@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -35,6 +34,18 @@ def _argv(name: str, path: Path, target: str, n: int) -> list[str]:
     return [*name.split()[:1], str(path), *name.split()[1:]]
 
 
+def _middle_id(path: Path) -> str:
+    """The id of the entry mid-way through the file (a branch there leaves half the session behind), read without
+    holding the file: this process's memory is every child's starting peak (Linux keeps it across exec)."""
+    with open(path, "rb") as fh:
+        lines = sum(1 for _ in fh)
+        fh.seek(0)
+        for i, line in enumerate(fh):
+            if i == lines // 2:
+                return str(json.loads(line)["id"])
+    raise ValueError(f"{path}: empty")
+
+
 def measure(n: int, runs: int, timeout: float) -> dict[str, Any]:
     source = session(n)
     figures: dict[str, list[tuple[float, float]]] = {"baseline": [], **{c: [] for c in COMMANDS}}
@@ -44,9 +55,8 @@ def measure(n: int, runs: int, timeout: float) -> dict[str, Any]:
         shutil.copyfile(source, path)
         env["PI_CODING_AGENT_DIR"] = str(Path(folder) / "agent")  # no Pi settings: the offline summary
         baseline = [str(PITREE), "tree", str(path), "--json"]
-        _, _, out = run_measured(baseline, stdout=subprocess.PIPE, env=env, timeout=timeout)  # fills the cache
-        rows = json.loads(out)["rows"]
-        target = rows[len(rows) // 2]["id"]  # an entry mid-way: a branch leaves half the session behind
+        run_measured(baseline, env=env, timeout=timeout)  # fills the tree cache
+        target = _middle_id(path)
         for _ in range(runs):
             wall, peak, _ = run_measured(baseline, env=env, timeout=timeout)
             figures["baseline"].append((wall, peak))
