@@ -10,17 +10,39 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from rich.cells import cell_len
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.text import Text
 
 PRINT_BATCH = 1000  # lines per `console.print`: one call per line took twice as long
 
 
+def is_plain(console: Console) -> bool:
+    """Whether `console` writes no styles (piped output, or colours off): lines can be written directly."""
+    return console.color_system is None and not console.record
+
+
+def print_plain(console: Console, lines: Iterable[str]) -> None:
+    """Lines of safe text on a plain console (`is_plain`), each cut as Rich's `Text.truncate(width,
+    overflow="ellipsis")` cuts it: without making a `Text` of each."""
+    width = console.width
+    write = console.file.write
+    batch: list[str] = []
+    for line in lines:
+        if len(line) > width // 2 and cell_len(line) > width:  # a character is at most 2 cells wide
+            line = set_cell_size(line, width - 1) + "…"
+        batch.append(line)
+        if len(batch) == PRINT_BATCH:
+            write("\n".join(batch) + "\n")
+            batch = []
+    if batch:
+        write("\n".join(batch) + "\n")
+
+
 def print_lines(console: Console, lines: Iterable[Text]) -> None:
     """Each line printed as `console.print(line, no_wrap=True, overflow="ellipsis", crop=True)` prints it."""
     width = console.width
-    plain = console.color_system is None and not console.record
+    plain = is_plain(console)
     batch: list[Text] = []
     for line in lines:
         batch.append(line)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pitree.cli.report_context import after_parts
-from pitree.cli.text_lines import columns, print_lines
+from pitree.cli.text_lines import columns, is_plain, print_lines, print_plain
 from pitree.session.layout import LEVEL, Layout
 from pitree.session.text import count, make_safe
 from pitree.session.tree import SessionTree
@@ -36,9 +36,13 @@ def one_line(text: Any, style: str = "") -> Text:
 ROLE_STYLES = {"user": "bold cyan", "assistant": "green"}
 
 
-def tree_lines(tree: SessionTree, layout: Layout, room: int | None = None) -> Iterator[Text]:
-    """One Text per row: gutter, active-path dot, label, row text, and `← leaf` on the leaf. `room`: the width
-    the lines are cut to: a row's guides past it are not made (thousands of columns for a deep row)."""
+Parts = list[tuple[str, str]]  # a row's pieces of text (safe) and their styles, the guides first
+
+
+def tree_rows(tree: SessionTree, layout: Layout, room: int | None = None) -> Iterator[Parts]:
+    """Each row's parts: guides (dim, the line's style), active-path dot, label, row text, `← leaf` on the leaf,
+    id. `room`: the width the lines are cut to: a row's guides past it are not made (thousands of columns for
+    a deep row), and guides that fill it come as the one part Rich's cut leaves."""
     leaf = tree.leaf
     stop = None if room is None else room // LEVEL + 1
     made: dict[tuple[int, int, int], str] = {}  # guides by (indent, bits, gutters link): a chain's rows share them
@@ -54,30 +58,39 @@ def tree_lines(tree: SessionTree, layout: Layout, room: int | None = None) -> It
             # `⊟` (foldable) means something only in the explorer, where a key folds it.
             guides = made[key] = layout.prefix(i, stop=stop).replace("⊟", "─")
         if room is not None and len(guides) >= room:  # one cell a character: the guides fill the line
-            yield Text(guides[: room - 1] + "…", style="dim")  # as Rich's cut leaves it, without measuring
+            yield [(guides[: room - 1] + "…", "dim")]  # as Rich's cut leaves it, without measuring
             continue
-        line = Text(guides, style="dim")
+        parts = [(guides, "dim")]
         on_path = node in layout.active
         if on_path:
-            line.append("• ", style="bold blue")
+            parts.append(("• ", "bold blue"))
         label = tree.labels.get(node.id)
         if label:
-            line.append_text(one_line(f"[{label}] ", "yellow"))
-        text = tree.row_text(node)
+            parts.append((flat(f"[{label}] "), "yellow"))
         style = ROLE_STYLES.get(node.role or "", "")
         if node.type != "message":
             style = "magenta" if node.type in ("compaction", "branch_summary") else "dim"
         elif node.role == "toolResult":
             style = "dim"
-        line.append_text(one_line(text, style + (" bold" if on_path and style else "")))
+        parts.append((flat(tree.row_text(node)), style + (" bold" if on_path and style else "")))
         if node is leaf:
-            line.append(" ← leaf", style="bold yellow")
-        line.append_text(one_line(f"  {node.id}", "dim"))
+            parts.append((" ← leaf", "bold yellow"))
+        parts.append((flat(f"  {node.id}"), "dim"))
+        yield parts
+
+
+def tree_lines(tree: SessionTree, layout: Layout, room: int | None = None) -> Iterator[Text]:
+    """`tree_rows` as one Text a row (styled: the guides' dim is the line's own style)."""
+    for parts in tree_rows(tree, layout, room):
+        line = Text(parts[0][0], style=parts[0][1])
+        for text, style in parts[1:]:
+            line.append(text, style)
         yield line
 
 
 def print_tree(console: Console, tree: SessionTree, layout: Layout) -> None:
-    """The tree as text, a batch of lines at a time: the lines of a big session never exist at once."""
+    """The tree as text, a batch of lines at a time: the lines of a big session never exist at once. Without
+    colours the lines are plain strings, cut and written directly (`text_lines.print_plain`)."""
     header = tree.header or {}
     title = Text("session ", style="bold")
     title.append_text(one_line(tree.name or header.get("id") or "(no header)", "bold"))
@@ -85,7 +98,10 @@ def print_tree(console: Console, tree: SessionTree, layout: Layout) -> None:
         f"  {count(tree.entry_count, 'entry', 'entries')}, {len(layout.rows):,} shown ({layout.mode})", style="dim"
     )
     console.print(title)
-    print_lines(console, tree_lines(tree, layout, console.width))
+    if is_plain(console):
+        print_plain(console, ("".join(text for text, _ in parts) for parts in tree_rows(tree, layout, console.width)))
+    else:
+        print_lines(console, tree_lines(tree, layout, console.width))
     _print_skips(console, tree)
 
 

@@ -354,7 +354,7 @@ def test_layout_under_every_filter_and_search(data: bytes, mode: str, draw: st.D
 @SETTINGS
 @given(session_bytes(), st.sampled_from(FILTERS), st.integers(4, 120), st.booleans())
 def test_text_tree_equals_rich_printing_each_line(data: bytes, mode: str, width: int, colour: bool) -> None:
-    """`print_tree` (batches of lines; without colours, lines cut and written directly; guides that fill the
+    """`print_tree` (batches of lines; without colours, plain strings cut and written directly; guides that fill the
     line never measured) prints what Rich printed for each whole line, at any width, in colour or not."""
     import io
 
@@ -375,6 +375,7 @@ def test_text_tree_equals_rich_printing_each_line(data: bytes, mode: str, width:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(text_lines, "_print_batch", each_whole)
         mp.setattr(textout, "tree_lines", lambda t, lay, room=None: whole(t, lay))
+        mp.setattr(textout, "is_plain", lambda _console: False)  # Rich prints every line
         textout.print_tree(Console(file=slow, width=width, **colours), tree, layout)
     assert fast.getvalue() == slow.getvalue()
 
