@@ -41,26 +41,17 @@ def print_plain(console: Console, lines: Iterable[str]) -> None:
 
 def print_lines(console: Console, lines: Iterable[Text]) -> None:
     """Each line printed as `console.print(line, no_wrap=True, overflow="ellipsis", crop=True)` prints it."""
-    width = console.width
-    plain = is_plain(console)
+    if is_plain(console):
+        print_plain(console, (line.plain for line in lines))
+        return
     batch: list[Text] = []
     for line in lines:
         batch.append(line)
         if len(batch) == PRINT_BATCH:
-            _print_batch(console, batch, width, plain)
+            console.print(Text("\n").join(batch), no_wrap=True, overflow="ellipsis", crop=True)
             batch = []
-    _print_batch(console, batch, width, plain)
-
-
-def _print_batch(console: Console, lines: list[Text], width: int, plain: bool) -> None:
-    if not lines:
-        return
-    if not plain:
-        console.print(Text("\n").join(lines), no_wrap=True, overflow="ellipsis", crop=True)
-        return
-    for line in lines:
-        line.truncate(width, overflow="ellipsis")
-    console.file.write("\n".join(line.plain for line in lines) + "\n")
+    if batch:
+        console.print(Text("\n").join(batch), no_wrap=True, overflow="ellipsis", crop=True)
 
 
 def columns(header: Sequence[str], rows: Sequence[Sequence[str]], right: frozenset[int]) -> Iterator[Text]:

@@ -38,6 +38,11 @@ def _usage_table(title: str, first: str) -> Table:
     return table
 
 
+def _numbers_width(heads: tuple[str, ...], rows: list[list[str]]) -> int:
+    """The columns the number columns take: each as wide as its widest cell or head, with 2 of padding."""
+    return sum(max([len(head), *(len(cells[k]) for cells in rows)]) + 2 for k, head in enumerate(heads))
+
+
 class ModelsTable:
     """The per-model table. The model's name comes first: when the name and the numbers do not fit on one line,
     each name gets a line of its own above its numbers (a squeezed column cut it to "anthro…")."""
@@ -48,7 +53,7 @@ class ModelsTable:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         table = _usage_table("Per model", "model")
         longest = max((name.cell_len for name, _ in self.rows), default=5)
-        numbers = sum(max([len(h), *(len(c[k]) for _, c in self.rows)]) + 2 for k, h in enumerate(USAGE_HEADS))
+        numbers = _numbers_width(USAGE_HEADS, [cells for _, cells in self.rows])
         if longest + 2 + numbers <= options.max_width or not self.rows:
             for name, cells in self.rows:
                 table.add_row(name, *cells)
@@ -105,9 +110,7 @@ class SegmentsTable:
         table.add_column("entries", justify="right")
         first = table.columns[0]
         first.no_wrap, first.overflow = True, "ellipsis"
-        heads = [*USAGE_HEADS, "entries"]
-        # each column as wide as its widest cell, 2 columns of padding between two columns
-        numbers = sum(max([len(h), *(len(c[k]) for _, c, _ in self.rows)]) + 2 for k, h in enumerate(heads))
+        numbers = _numbers_width((*USAGE_HEADS, "entries"), [cells for _, cells, _ in self.rows])
         longest = max((head.cell_len for head, _, _ in self.rows), default=7)
         room = options.max_width - numbers
         if longest > room >= CUT_ROOM:

@@ -358,7 +358,7 @@ def test_text_tree_equals_rich_printing_each_line(data: bytes, mode: str, width:
     line never measured) prints what Rich printed for each whole line, at any width, in colour or not."""
     import io
 
-    from pitree.cli import text_lines, textout
+    from pitree.cli import textout
     from rich.console import Console
 
     tree = build(data)
@@ -367,13 +367,13 @@ def test_text_tree_equals_rich_printing_each_line(data: bytes, mode: str, width:
     fast, slow = io.StringIO(), io.StringIO()
     textout.print_tree(Console(file=fast, width=width, **colours), tree, layout)
 
-    def each_whole(console: Console, lines: list[Any], _width: int, _plain: bool) -> None:
+    def each_whole(console: Console, lines: Any) -> None:
         for line in lines:
             console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
 
     whole = textout.tree_lines
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(text_lines, "_print_batch", each_whole)
+        mp.setattr(textout, "print_lines", each_whole)
         mp.setattr(textout, "tree_lines", lambda t, lay, room=None: whole(t, lay))
         mp.setattr(textout, "is_plain", lambda _console: False)  # Rich prints every line
         textout.print_tree(Console(file=slow, width=width, **colours), tree, layout)

@@ -232,7 +232,7 @@ def test_tree_text_of_deep_rows_equals_rich_printing_each_line(colour: bool, mon
     line, without making the guides past the width."""
     import io
 
-    from pitree.cli import text_lines, textout
+    from pitree.cli import textout
     from pitree.session.layout import build_layout
     from pitree.session.load import load_bytes
     from rich.console import Console
@@ -246,7 +246,7 @@ def test_tree_text_of_deep_rows_equals_rich_printing_each_line(colour: bool, mon
         stops.add(stop)
         return real_prefix(i, folded, start, stop)
 
-    def each_whole(console: Console, lines: list[Any], _width: int, _plain: bool) -> None:
+    def each_whole(console: Console, lines: Any) -> None:
         for line in lines:
             console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
 
@@ -258,7 +258,7 @@ def test_tree_text_of_deep_rows_equals_rich_printing_each_line(colour: bool, mon
         textout.print_tree(Console(file=fast, width=width, **colours), tree, layout)
         assert stops == {width // 3 + 1}
         with monkeypatch.context() as mp:
-            mp.setattr(text_lines, "_print_batch", each_whole)
+            mp.setattr(textout, "print_lines", each_whole)
             mp.setattr(textout, "tree_lines", lambda t, lay, room=None: whole_lines(t, lay))
             mp.setattr(textout, "is_plain", lambda _console: False)  # Rich prints every line
             textout.print_tree(Console(file=slow, width=width, **colours), tree, layout)
