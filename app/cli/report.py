@@ -139,18 +139,17 @@ def info_report(tree: SessionTree, size: int | None = None) -> dict[str, Any]:
     roles: Counter[str] = Counter()
     errors = 0
     error_kinds: Counter[str] = Counter()  # assistant (error replies), toolResult (isError), bashExecution
-    first_ts = last_ts = math.nan
-    for node in tree.nodes:
-        types[node.type] += 1
-        if node.type == "message":
-            roles[node.role or "unknown"] += 1
-        if node.flags & IS_ERROR:
-            errors += 1
-            error_kinds[node.role or node.type] += 1
-        ts = node.ts
-        if ts == ts:
-            first_ts = ts if first_ts != first_ts else min(first_ts, ts)
-            last_ts = ts if last_ts != last_ts else max(last_ts, ts)
+    # by kind of entry (its shared (type, role, flags) tag): a few kinds, where four reads an entry took ~1 s at 1M
+    for (etype, role, flags), k in Counter(node._tag for node in tree.nodes).items():
+        types[etype] += k
+        if etype == "message":
+            roles[role or "unknown"] += k
+        if flags & IS_ERROR:
+            errors += k
+            error_kinds[role or etype] += k
+    stamps = tree.at.ts
+    first_ts = min((t for t in (stamps[n.idx] for n in tree.nodes) if t == t), default=math.nan)
+    last_ts = max((t for t in (stamps[n.idx] for n in tree.nodes) if t == t), default=math.nan)
     leaves = tree.leaves()
     leaf = tree.leaf
     usage = usage_report(tree)

@@ -420,3 +420,25 @@ def test_summary_between_random_leaf_pairs(data: bytes, draw: st.DataObject, bud
 def test_make_safe_leaves_nothing_a_terminal_acts_on(keep_newlines: bool, text: str) -> None:
     shown = make_safe(text, keep_newlines=keep_newlines)
     assert not unsafe_chars(shown, allow="\n\t" if keep_newlines else "")
+
+
+@SETTINGS
+@given(session_bytes())
+def test_info_counts_equal_counting_each_entry(data: bytes) -> None:
+    """`info_report` counts by kind of entry (their shared tags) and takes the timestamps from the columns: the
+    figures of reading every entry's type, role, flags and timestamp one by one."""
+    from collections import Counter
+
+    from pitree.cli.report import info_report
+    from pitree.session.entries import IS_ERROR
+
+    tree = build(data)
+    nodes = tree.nodes
+    stamps = [n.ts for n in nodes if n.ts == n.ts]
+    report = info_report(tree)
+    assert report["types"] == dict(sorted(Counter(n.type for n in nodes).items()))
+    assert report["roles"] == dict(sorted(Counter(n.role or "unknown" for n in nodes if n.type == "message").items()))
+    assert report["errors"] == sum(1 for n in nodes if n.flags & IS_ERROR)
+    assert report["errorKinds"] == dict(sorted(Counter(n.role or n.type for n in nodes if n.flags & IS_ERROR).items()))
+    assert report["firstTimestamp"] == (min(stamps) if stamps else None)
+    assert report["lastTimestamp"] == (max(stamps) if stamps else None)
