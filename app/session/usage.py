@@ -36,12 +36,13 @@ class Usage:
     def add(self, usage: UsageNumbers) -> None:
         self.messages += 1
         values = self.values
-        values[0] += usage.input
-        values[1] += usage.output
-        values[2] += usage.cache_read
-        values[3] += usage.cache_write
-        values[4] += usage.tokens  # Pi's tokens.total, not the stored totalTokens
-        values[5] += usage.cost
+        inp, out, read, write, _stored_total, cost = usage  # unpacked: six lookups by name cost ~1 s at 1M
+        values[0] += inp
+        values[1] += out
+        values[2] += read
+        values[3] += write
+        values[4] += inp + out + read + write  # Pi's tokens.total (`UsageNumbers.tokens`), not the stored one
+        values[5] += cost
 
     def merge(self, other: Usage) -> None:
         self.messages += other.messages
