@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from array import array
-from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from pitree.session.row_texts import RowTexts
@@ -36,7 +35,7 @@ class Columns:
     entry's first one (the count of calls before it).
 
     `put` places the next entry; an entry's estimate, model and usage are set after it is placed and before the
-    next one is (`set_usage` only takes the newest), or for many at once by `extend_values`.
+    next one is (`set_usage` only takes the newest), or for many at once by `extend_packed` and `extend_models`.
     """
 
     __slots__ = (
@@ -154,34 +153,58 @@ class Columns:
 
     # ---- many at once ---------------------------------------------------------------------------------------
 
-    def extend_values(
-        self, start: int, ests: list[int], models: list[tuple[Any, Any] | None], usages: list[bytes | None]
+    def extend_packed(
+        self,
+        start: int,
+        lines: array,
+        shift: int,
+        offsets: bytes,
+        lengths: bytes,
+        ts: bytes,
+        est: tuple[str, bytes],
+        usage_blob: bytes,
+        usage_ends: bytes,
     ) -> None:
-        """The estimates, models and usages of the entries put from `start` on, one each, in order."""
-        del self.est[start:]
-        try:
-            self.est.extend(ests)
-        except OverflowError:  # past 4 bytes: the column widens (what went in before the error goes again)
-            del self.est[start:]
-            self.est = array("q", self.est)
-            self.est.extend(ests)
+        """Place entries from `start` on, their columns as a segment packs them (`segment.py`): line numbers
+        counted from `shift` + 1; offsets, lengths ('q'), timestamps ('d') and estimates as array bytes; the
+        usage of all of them in one bytes, where each ends in it ('q' bytes). Models go in `extend_models`."""
+        self.cut(start)
+        self.line.extend(array("q", [line + shift for line in lines]) if shift else lines)
+        self.offset.frombytes(offsets)
+        self.length.frombytes(lengths)
+        self.ts.frombytes(ts)
+        typecode, data = est
+        if typecode == self.est.typecode:
+            self.est.frombytes(data)
+        else:
+            column = array(typecode)
+            column.frombytes(data)
+            try:
+                self.est.extend(column.tolist())
+            except OverflowError:  # past 4 bytes: the column widens (what went in before the error goes again)
+                del self.est[start:]
+                self.est = array("q", self.est)
+                self.est.extend(column.tolist())
+        ends = array("q")
+        ends.frombytes(usage_ends)
+        end = len(self.usage_blob)
+        self.usage_blob += usage_blob
+        if len(self.usage_blob) > 0xFFFFFFFF and self.usage_end.typecode == "I":
+            self.usage_end = array("q", self.usage_end)
+        self.usage_end.extend(array(self.usage_end.typecode, [e + end for e in ends]))
+
+    def extend_models(self, start: int, models: list[tuple[Any, Any]], model_of: array) -> None:
+        """The models of the entries placed from `start` on: each entry's number in `models` from 1 (0: none)."""
         del self.model[start:]
+        if not models:
+            self.model.extend(array("I", bytes(4 * len(model_of))))
+            return
         known = self._model_no  # string pairs only: another pair is never equal to one of them
         try:  # most pairs were seen before: a dict lookup each
-            numbers = [0 if m is None else known.get(m) or self.model_no(m) for m in models]
+            numbers = [0, *(known.get(m) or self.model_no(m) for m in models)]
         except TypeError:  # an unhashable pair: each numbered on its own
-            numbers = [self.model_no(m) for m in models]
-        self.model.extend(numbers)
-        ends = self.usage_end
-        del ends[start:]
-        end = ends[-1] if ends else 0
-        blob = self.usage_blob
-        del blob[end:]
-        blob += b"".join([p for p in usages if p])
-        made = list(accumulate([len(p) if p else 0 for p in usages], initial=end))
-        if made[-1] > 0xFFFFFFFF and ends.typecode == "I":
-            self.usage_end = ends = array("q", ends)
-        ends.extend(made[1:])
+            numbers = [0, *(self.model_no(m) for m in models)]
+        self.model.extend(array("I", [numbers[k] for k in model_of]))
 
     def take_texts(self, nodes: list[Node]) -> None:
         """Keep the row texts and the tool calls' texts of `nodes` (consecutive, placed in these columns from

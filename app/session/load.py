@@ -10,19 +10,17 @@ import hashlib
 from typing import Any
 
 from pitree.session import dialect_omp
+from pitree.session import segment as segment_columns
 from pitree.session.entries import (
     SYNTHETIC_ID,
     Node,
     node_class,
     parse_timestamp,
-    shared_string,
-    shared_strings,
-    tag_of,
 )
 from pitree.session.fill import fill_node
 from pitree.session.gcpause import BIG, gc_paused
-from pitree.session.node_rows import node_rows
 from pitree.session.parse import BOM, iter_lines
+from pitree.session.segment import Segment, line_id
 from pitree.session.tree import Problem, SessionTree, Skipped
 
 CURRENT_VERSION = 3
@@ -124,7 +122,7 @@ class SessionBuilder:
 
     def _parse(self, data: bytes, final: bool, sent: bool = False) -> list[Node]:
         """Nodes for the entry lines of `data` (skips and notes go to the tree); the tree is not linked. With
-        `texts_apart`, their texts go to the tree's columns, unless the nodes are only `sent` as rows."""
+        `texts_apart`, their texts go to the tree's columns, unless the nodes are only `sent` (as a segment)."""
         tree = self.tree
         if self.size == 0 and data.startswith(BOM):
             tree.problems.append(Problem(1, "file starts with a UTF-8 byte-order mark (Pi cannot read this header)"))
@@ -172,7 +170,7 @@ class SessionBuilder:
 
     def continuation(self, offset: int) -> SessionBuilder:
         """A builder for the lines from `offset` on (line numbers relative, from 1), same version rules. It keeps
-        the texts on its entries: its rows carry them (`parse_segment`), and putting them apart would encode each
+        the texts on its entries: its segments carry them (`parse_segment`), and putting them apart would encode each
         only to decode it again."""
         other = SessionBuilder(texts_apart=False)
         other.tree.header, other.tree.version = self.tree.header, self.tree.version
@@ -182,12 +180,13 @@ class SessionBuilder:
         other.size = offset
         return other
 
-    def parse_segment(self, data: bytes) -> list[tuple[Any, ...]]:
-        """Parse complete lines into plain tuples (marshal-able); skips and notes collect in `self.tree`.
+    def parse_segment(self, data: bytes) -> Segment:
+        """Parse complete lines into a segment's columns (`segment.py`, marshal-able); skips and notes collect in
+        `self.tree`.
 
         The child that parses a big file's back half calls it once per chunk, each on a fresh `continuation`,
-        and sends the rows with `segment_tail` as one frame: no process holds the half's rows at once."""
-        return node_rows(self._parse(data, final=False, sent=True))
+        and sends the segment with `segment_tail` as one frame: no process holds the half's entries at once."""
+        return segment_columns.pack(self._parse(data, final=False, sent=True))
 
     def segment_tail(self, start: int) -> tuple[list[tuple[int, str]], list[tuple[int, str]], int, int]:
         """(skips, notes, lines, bytes) since this builder started at byte `start`, for `adopt_segment`."""
@@ -201,7 +200,7 @@ class SessionBuilder:
 
     def adopt_segment(
         self,
-        rows: list[tuple[Any, ...]],
+        segment: Segment,
         skipped: list[tuple[int, str]],
         problems: list[tuple[int, str]],
         lines: int,
@@ -209,11 +208,11 @@ class SessionBuilder:
     ) -> list[Node]:
         """Add what `parse_segment` produced for the bytes right after this builder's, in file order."""
         with gc_paused(big=size > BIG):
-            return self._adopt_segment(rows, skipped, problems, lines, size)
+            return self._adopt_segment(segment, skipped, problems, lines, size)
 
     def _adopt_segment(
         self,
-        rows: list[tuple[Any, ...]],
+        segment: Segment,
         skipped: list[tuple[int, str]],
         problems: list[tuple[int, str]],
         lines: int,
@@ -221,54 +220,9 @@ class SessionBuilder:
     ) -> list[Node]:
         tree = self.tree
         shift = self.next_line - 1
-        base_idx = len(tree.nodes)
-        nodes = []
-        new_node = Node.__new__
-        placed = node_class(tree.at)
-        intern, known = shared_string, shared_strings()
-        at = tree.at
-        at.cut(base_idx)
-        at.line.extend([r[2] + shift for r in rows])
-        at.offset.extend([r[3] for r in rows])
-        at.length.extend([r[4] for r in rows])
-        at.ts.extend([r[7] for r in rows])
-        # estimate, usage (`pack_usage` bytes or None, as marshal keeps them) and model: columns too
-        at.extend_values(base_idx, [r[10] for r in rows], [r[12] for r in rows], [r[11] for r in rows])
-        metas = at.meta
-        for idx, r in enumerate(rows, base_idx):
-            node = new_node(placed)
-            (
-                node.id,
-                node.parent_id,
-                line,
-                _,
-                _,
-                etype,
-                role,
-                _,
-                text,
-                flags,
-                _,
-                _,
-                _,
-                meta,
-                calls,
-                call_id,
-            ) = r
-            node._text, node._calls = text, call_id if role == "toolResult" else calls
-            # The shared copies, looked up directly: most entries repeat a type and role seen before.
-            role = None if role is None else known.get(role) or intern(role)
-            node._tag = tag_of(known.get(etype) or intern(etype), role, flags)
-            if meta is not None:
-                metas[idx] = meta
-            if shift and flags & SYNTHETIC_ID and node.id == _line_id(line):
-                node.id = _line_id(line + shift)  # named in a segment whose lines counted from 1
-            node.idx = idx
-            node._kids = None
-            node.parent = None
-            nodes.append(node)
+        nodes = segment_columns.unpack(segment, tree.at, len(tree.nodes), shift)
         if self.texts_apart:
-            at.take_texts(nodes)
+            tree.at.take_texts(nodes)
         tree.skipped.extend(Skipped(line + shift, reason) for line, reason in skipped)
         tree.problems.extend(Problem(line + shift, _shifted(message, line, shift)) for line, message in problems)
         self.next_line += lines
@@ -314,7 +268,7 @@ class SessionBuilder:
         if isinstance(entry_id, str) and entry_id:
             node.id = entry_id
         else:
-            node.id = _line_id(line)
+            node.id = line_id(line)
             node.flags |= SYNTHETIC_ID
             self.tree.problems.append(
                 Problem(line, f"entry has no usable id ({_kind(entry_id)}): pitree calls it {node.id}")
@@ -339,16 +293,11 @@ class SessionBuilder:
         self._pending_first_kept = still
 
 
-def _line_id(line: int) -> str:
-    """The id pitree gives an entry that has no usable one: after its line."""
-    return f"~L{line}"
-
-
 def _shifted(message: str, line: int, shift: int) -> str:
-    """A note made in a segment counted from line 1 that ends with its entry's `_line_id`, for the real line."""
-    old = _line_id(line)
+    """A note made in a segment counted from line 1 that ends with its entry's `line_id`, for the real line."""
+    old = line_id(line)
     if shift and message.endswith(" " + old):
-        return message[: -len(old)] + _line_id(line + shift)
+        return message[: -len(old)] + line_id(line + shift)
     return message
 
 

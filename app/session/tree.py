@@ -96,10 +96,7 @@ class SessionTree:
     @property
     def leaf(self) -> Node | None:
         """The last entry in the file, which is where Pi continues."""
-        for node in reversed(self.nodes):
-            if node.idx not in self._dropped:
-                return node
-        return None
+        return next((node for node in reversed(self.nodes) if node.idx not in self._dropped), None)
 
     @property
     def entry_count(self) -> int:
@@ -165,8 +162,7 @@ class SessionTree:
 
     def leaf_count(self) -> int:
         """`len(self.leaves())` in one pass over the nodes, without walking the tree (the status bar's count)."""
-        dropped = self._dropped
-        return sum(1 for n in self.nodes if not n.children and n.idx not in dropped)
+        return sum(1 for n in self.nodes if n._kids is None and n.idx not in self._dropped)
 
     def iter_tree(self) -> Iterator[Node]:
         """Every node in the tree (duplicate losers excluded), pre-order, children in Pi's order."""
@@ -233,15 +229,18 @@ class SessionTree:
         """Link new entries (in file order) into the tree. Returns the nodes that joined the tree."""
         added: list[Node] = []
         keep, by_id, waiting, tool_calls = self.nodes.append, self.by_id, self._waiting, self.calls
+        prev: Node | None = None  # the entry added last, which is `by_id`'s for its id (the later line wins)
         for node in new_nodes:
             keep(node)
             nid = node.id
-            old = by_id.get(nid)
-            if old is not None:
+            old = by_id.setdefault(nid, node)
+            if old is not node:
                 self._drop_duplicate(old, node)
-            by_id[nid] = node
+                by_id[nid] = node
             pid = node.parent_id
-            parent = by_id.get(pid) if pid is not None else None
+            # Most entries' parent is the entry written just before: found without a lookup among all the ids.
+            parent = prev if prev is not None and prev.id == pid else by_id.get(pid) if pid is not None else None
+            prev = node
             # `_link`'s commonest case inline (an only child of a known parent): it is most entries of a session
             if parent is not None and pid != nid and parent._kids is None:
                 node.parent = parent
@@ -256,9 +255,11 @@ class SessionTree:
             calls = node._calls  # `calls`, or a tool result's `call_id`
             if calls is None:
                 pass
-            elif node._tag[1] == "toolResult":  # `role`
-                known = tool_calls.get(calls) if isinstance(calls, str) else None
-                if known is not None:  # one copy of the id string, the call's
+            elif node._tag[1] == "toolResult":  # `role`: one copy of the id string, the call's
+                above = node.parent._calls if node.parent is not None else None
+                if type(above) is str and above == calls:  # the one call of the turn right above: most results
+                    node._calls = above
+                elif isinstance(calls, str) and (known := tool_calls.get(calls)) is not None:
                     if isinstance(known, tuple):
                         node._calls = known[0]
                     else:

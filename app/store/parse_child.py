@@ -5,7 +5,7 @@ one per `CHUNK` of lines it parsed: a 16-byte head (the frame's length, then the
 parsed up to) and a marshalled segment (`SessionBuilder.adopt_segment`'s arguments, lines counted from the
 chunk's start); an empty frame says it finished. A reader thread in the parent queues the frames as they
 come, so the parent can adopt them while the child still parses, and neither process ever holds the whole
-back part as rows or bytes.
+back part as entries or bytes.
 
 `fork_early` starts the child before the explorer imports Textual (time in which the second core would be
 idle); `load_session_fast` then takes it over with `take_early`. A child nobody took is killed at exit.
@@ -161,11 +161,11 @@ def _parse_part(path: Path, builder: SessionBuilder, split: int, size: int, fd: 
         for lines, _ in line_blocks(fh, split, size, CHUNK):
             if lines:
                 part = builder.continuation(start)
-                rows = part.parse_segment(lines)
-                segment = marshal.dumps((rows, *part.segment_tail(start)), tree_cache.ROWS_MARSHAL)
+                segment = part.parse_segment(lines)
+                frame = marshal.dumps((segment, *part.segment_tail(start)), tree_cache.SEGMENT_MARSHAL)
                 start += len(lines)
-                _send(fd, segment, start)
-                del part, rows, segment
+                _send(fd, frame, start)
+                del part, segment, frame
                 # Each chunk's tree holds a cycle (its `Columns` and their `node_class`), which the collector,
                 # off in this process, would never free: ~90 KB a chunk, 55 MB over a 1 GB file. The youngest
                 # generation is only this chunk's survivors: a collection of it costs next to nothing.

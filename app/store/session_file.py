@@ -247,7 +247,7 @@ def _load_fast(
     tree.finish_orphans()
     _note_blobs(path, tree)
     if size > BIG:
-        return_freed_memory()  # what the load freed (frames, rows) goes back to the system
+        return_freed_memory()  # what the load freed (frames, segments) goes back to the system
     return tree, builder
 
 
@@ -294,7 +294,7 @@ def _load_uncached(
     texts_apart: bool = True,
 ) -> tuple[SessionTree, SessionBuilder]:
     """The tree and its builder, the back part parsed by `child` (forked here when None and the file is big).
-    A parallel load also writes `cache`'s segments as it goes: the front part's rows once they are in, then
+    A parallel load also writes `cache`'s segments as it goes: the front part's entries once they are in, then
     the child's frames as they are adopted, so the tree cache costs no second pass over the tree; otherwise
     `cache` is left empty (the caller saves the tree whole).
 
@@ -326,15 +326,15 @@ def _load_uncached(
             with gc_paused(big=True):
                 for n, frame in enumerate(child.frames(), 1):
                     if not n % TRIM_FRAMES:
-                        return_freed_memory()  # the frames and rows adopted so far: else a cold load peaks higher
+                        return_freed_memory()  # the frames adopted so far: else a cold load peaks higher
                     if cancelled is not None and cancelled():
                         raise LoadCancelled(f"loading {path.name} cancelled")
                     if cache is not None:
                         cache.add(frame)
-                    rows, skipped, problems, lines, consumed = marshal.loads(frame)
+                    segment, skipped, problems, lines, consumed = marshal.loads(frame)
                     del frame
-                    builder.adopt_segment(rows, skipped, problems, lines, consumed)
-                    del rows
+                    builder.adopt_segment(segment, skipped, problems, lines, consumed)
+                    del segment
                     both(split, size)
     except BaseException:
         child.kill()

@@ -18,19 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from pitree.memory import return_freed_memory
+from pitree.session import segment as segment_columns
 from pitree.session.dialect_omp import SLOT_BYTES as SLOT
 from pitree.session.dialect_omp import title_slot_of
 from pitree.session.gcpause import BIG, gc_paused
 from pitree.session.load import SessionBuilder
-from pitree.session.node_rows import node_rows
 from pitree.session.tree import SessionTree
 
-FORMAT = 9  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`);
-# 9: Pi 1.x entries (system facts, context edits, usage of every source, `[title: …]` rows)
-# marshal version 2 writes rows twice as fast as 4 (no table of shared objects); what that sharing saved,
-# the repeated type and role strings, `SessionBuilder.adopt_segment` interns again.
-ROWS_MARSHAL = 2
-MAGIC = b"pitree\x00\x09"  # the first 8 bytes of a cache file of this FORMAT
+FORMAT = 10  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`);
+# 9: Pi 1.x entries (system facts, context edits, usage of every source, `[title: …]` rows); 10: a segment's
+# entries as columns (`segment.py`), not a tuple each
+# marshal version 2 writes twice as fast as 4 (no table of shared objects); what that sharing saved, the
+# repeated strings, a segment holds once (its kinds and models).
+SEGMENT_MARSHAL = 2
+MAGIC = b"pitree\x00\x0a"  # the first 8 bytes of a cache file of this FORMAT
 MIN_BYTES = 2 << 20  # smaller files parse faster than the cache can be checked
 SAMPLES = 32
 SAMPLE_BYTES = 256
@@ -115,10 +116,10 @@ def load_cached(
             for k, n in enumerate(lengths, 1):  # one segment in memory at a time
                 blob = cache.read(n)
                 with gc_paused(big=n > BIG):
-                    rows, skipped, problems, lines, consumed = marshal.loads(blob)
+                    segment, skipped, problems, lines, consumed = marshal.loads(blob)
                 del blob
-                builder.adopt_segment(rows, skipped, problems, lines, consumed)
-                del rows
+                builder.adopt_segment(segment, skipped, problems, lines, consumed)
+                del segment
                 if not k % TRIM_SEGMENTS:
                     return_freed_memory()  # the segments read so far: else a big reopen peaks ~50 MB higher
                 if progress is not None:
@@ -140,30 +141,30 @@ def segments(builder: SessionBuilder) -> list[bytes]:
     entries at most (all but the last count no lines or bytes, so each is read as if the first; the first
     holds the notes, so that they keep their order): a reload
     then holds one small segment at a time, and the strings the tree keeps from each are not spread over the
-    memory the rest of the segment leaves free (one segment of a million rows left ~100 MB of holes)."""
+    memory the rest of the segment leaves free (one segment of a million entries left ~100 MB of holes)."""
     tree = builder.tree
     skipped = [(s.line, s.reason) for s in tree.skipped]
     problems = [(p.line, p.message) for p in tree.problems if "is not in the file" not in p.message]
-    rows = node_rows(tree.nodes)
-    parts = [rows[i : i + SEGMENT_ROWS] for i in range(0, len(rows), SEGMENT_ROWS)] or [[]]
+    nodes = tree.nodes
+    parts = [nodes[i : i + SEGMENT_ROWS] for i in range(0, len(nodes), SEGMENT_ROWS)] or [[]]
     last = len(parts) - 1
     return [
         marshal.dumps(
             (
-                part,
-                skipped if i == 0 else [],  # first: the notes come before those linking the rows makes again
+                segment_columns.pack(part),
+                skipped if i == 0 else [],  # first: the notes come before those linking the entries makes again
                 problems if i == 0 else [],
                 builder.next_line - 1 if i == last else 0,
                 builder.size if i == last else 0,
             ),
-            ROWS_MARSHAL,
+            SEGMENT_MARSHAL,
         )
         for i, part in enumerate(parts)
     ]
 
 
 class CacheWriter:
-    """Writes one cache file as the load goes: segments (marshalled rows, in file order) to a temporary
+    """Writes one cache file as the load goes: segments (marshalled columns of entries, in file order) to a temporary
     file, then a trailer naming the file they came from; renamed into place only when complete.
 
     Layout: MAGIC, the segments back to back, the trailer (marshal of FORMAT, the file's identity, the bytes

@@ -3,10 +3,12 @@ entries in them; a tool result's call id and a turn's calls share one slot."""
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
+from pitree.session import segment
 from pitree.session.entries import Columns, Node, node_class, pack_usage
 from pitree.session.load import load_bytes
-from pitree.session.node_rows import node_rows
 
 from tests.sessions import assistant, to_bytes, tool_result, user
 
@@ -43,8 +45,13 @@ def test_estimates_widen_past_four_bytes() -> None:
     assert (a.est, b.est) == (7, 2**40)
     b.est = -1
     assert b.est == -1
-    at.extend_values(2, [5, 2**50], [None, None], [None, None])
+    no_usage = array("q", [0, 0]).tobytes()
+    lines, offsets, ts = array("q", [3, 4]), array("q", [30, 40]).tobytes(), array("d", [0.0, 0.0]).tobytes()
+    at.extend_packed(2, lines, 0, offsets, offsets, ts, ("q", array("q", [5, 2**50]).tobytes()), b"", no_usage)
     assert at.est[2:].tolist() == [5, 2**50] and at.est[:2].tolist() == [7, -1]
+    narrow = Columns()
+    narrow.extend_packed(0, lines, 0, offsets, offsets, ts, ("q", array("q", [5, 2**40]).tobytes()), b"", no_usage)
+    assert narrow.est.tolist() == [5, 2**40] and narrow.line.tolist() == [3, 4]
 
 
 def test_models_are_numbered_once_each_and_unhashable_ones_kept() -> None:
@@ -54,7 +61,7 @@ def test_models_are_numbered_once_each_and_unhashable_ones_kept() -> None:
     c.model = (["a", "list"], {"an": "object"})
     assert a.model is b.model and len(at.models) == 2 and d.model is None
     assert c.model == (["a", "list"], {"an": "object"})
-    at.extend_values(4, [0, 0], [("anthropic", "claude"), (["x"], None)], [None, None])
+    at.extend_models(4, [("anthropic", "claude"), (["x"], None)], array("I", [1, 2]))
     assert at.model_of(4) is a.model and at.model_of(5) == (["x"], None)
 
 
@@ -63,7 +70,7 @@ def test_models_equal_in_python_but_not_in_json_stay_apart() -> None:
     one, true, text = placed(at, 3)
     one.model, true.model, text.model = (1, "m"), (True, "m"), ("1", "m")
     assert [type(n.model[0]) for n in (one, true, text)] == [int, bool, str]
-    at.extend_values(3, [0, 0], [(True, "m"), (1, "m")], [None, None])
+    at.extend_models(3, [(True, "m"), (1, "m")], array("I", [1, 2]))
     assert type(at.model_of(3)[0]) is bool and type(at.model_of(4)[0]) is int
 
 
@@ -112,9 +119,9 @@ def test_a_tool_result_has_a_call_id_and_no_calls_and_a_turn_the_reverse() -> No
         a1.call_id = "other"
     with pytest.raises(ValueError):
         t1.calls = (("x", "y"),)
-    rows = {r[0]: r for r in node_rows(tree.nodes)}
-    assert rows["t1"][14] is None and rows["t1"][15] == "call-1"
-    assert rows["a1"][14] == (("call-1", a1.calls[0][1]),) and rows["a1"][15] is None
+    packed = dict(zip(segment.FIELDS, segment.pack(tree.nodes), strict=True))
+    calls = dict(zip(packed["ids"], packed["calls"], strict=True))
+    assert calls["t1"] == "call-1" and calls["a1"] == (("call-1", a1.calls[0][1]),)
 
 
 def test_type_role_and_flags_share_one_tag(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -56,10 +56,10 @@ def test_a_parallel_load_caches_both_halves_without_a_second_pass(
     middle = data.index(b"\n", len(data) // 2) + 1
     path.write_bytes(data[:middle] + b"\n[1]\n" + data[middle:])
     calls: list[int] = []
-    real_node_rows = tree_cache.node_rows
-    monkeypatch.setattr(tree_cache, "node_rows", lambda nodes: calls.append(len(nodes)) or real_node_rows(nodes))
+    real_pack = tree_cache.segment_columns.pack
+    monkeypatch.setattr(tree_cache.segment_columns, "pack", lambda nodes: calls.append(len(nodes)) or real_pack(nodes))
     cold, _ = load_session_fast(path)
-    assert len(calls) == 1 and calls[0] < len(cold.nodes)  # only the front half was marshalled again
+    assert len(calls) == 1 and calls[0] < len(cold.nodes)  # only the front half was packed again
     (cache_file,) = (tmp_path / "cache").iterdir()
     blob = cache_file.read_bytes()
     trailer = marshal.loads(blob[len(blob) - 8 - int.from_bytes(blob[-8:], "little") : -8])

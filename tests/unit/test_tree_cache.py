@@ -180,6 +180,6 @@ def test_pi1_entries_survive_caching_and_the_parse_child(tmp_path: Path, monkeyp
     front = SessionBuilder()
     front.feed(data[:cut], final=False)
     back = front.continuation(cut)
-    rows = marshal.loads(marshal.dumps(back.parse_segment(data[cut:]), 2))
-    front.adopt_segment(rows, *back.segment_tail(cut))
+    segment = marshal.loads(marshal.dumps(back.parse_segment(data[cut:]), 2))
+    front.adopt_segment(segment, *back.segment_tail(cut))
     assert signature(front.tree) == signature(parsed)
