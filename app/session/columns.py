@@ -219,11 +219,12 @@ class Columns:
             first_call.extend(array("I", [len(self.call_texts)]) * (start - len(first_call)))
         call_texts: list[str] = []
         first = number = len(self.call_texts)
+        mark = first_call.append
         for node in nodes:
             node._text = None
-            first_call.append(number)
+            mark(number)
             calls = node._calls
-            if calls is not None and node.role != "toolResult":  # (id, text) pairs, as `fill` or a row gives them
+            if calls is not None and node._tag[1] != "toolResult":  # `role`: (id, text) pairs, as `fill` gives them
                 if len(calls) == 1:  # most turns
                     call_id, text = calls[0]  # type: ignore[str-unpack]  # a pair, not yet an id
                     node._calls = call_id if type(call_id) is str else (call_id,)

@@ -37,9 +37,9 @@ class Skipped:
     reason: str
 
 
-def _same(values: Iterable[Any], value: Any) -> Any:
+def _same(values: tuple[Any, ...], value: Any) -> Any:
     """The item of `values` equal to `value` (that very object), else `value`."""
-    return next((v for v in values if v == value), value)
+    return values[values.index(value)] if value in values else value
 
 
 def _remove_child(parent: Node, child: Node) -> None:
@@ -264,7 +264,7 @@ class SessionTree:
                         node._calls = known[0]
                     else:
                         ids = known._calls
-                        node._calls = ids if type(ids) is str else _same(known.call_ids(), calls)
+                        node._calls = ids if type(ids) is str else _same(ids, calls)  # its call ids
             elif type(calls) is str:  # one call, its text in `at.call_texts`: most turns
                 tool_calls[calls] = node
             elif type(calls[0]) is tuple:  # (id, text) pairs: the texts on the entry
