@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from marshal import loads as _loads
 from typing import Any
 
 from pitree.session.entries import Node, UsageNumbers
@@ -33,7 +34,7 @@ class Usage:
     messages: int = 0
     values: list[float] = field(default_factory=lambda: [0.0] * len(FIELDS))
 
-    def add(self, usage: UsageNumbers) -> None:
+    def add(self, usage: UsageNumbers | tuple[float, ...]) -> None:
         self.messages += 1
         values = self.values
         inp, out, read, write, _stored_total, cost = usage  # unpacked: six lookups by name cost ~1 s at 1M
@@ -77,6 +78,35 @@ def _js(value: Any) -> str:
     return "undefined" if value is None else js_string(value)
 
 
+class _ModelKeys:
+    """`model_key` of the entries of one tree, made once for each kind of entry, model and responseModel (a walk
+    asks for hundreds of thousands of keys, of a few dozen values)."""
+
+    def __init__(self, tree: SessionTree) -> None:
+        self._at = tree.at
+        self._made: dict[tuple[Any, ...], str] = {}
+
+    def __call__(self, node: Node) -> str:
+        tag = node._tag
+        meta = self._at.meta.get(node.idx) if tag[1] == "assistant" else None  # `Node.meta`: responseModel
+        response = meta.get("responseModel") if meta else None
+        key = (tag[0], tag[1], self._at.model[node.idx], response)
+        try:
+            return self._made[key]
+        except KeyError:
+            made = self._made[key] = model_key(node)
+            return made
+        except TypeError:  # an unhashable responseModel (a list, an object): not kept
+            return model_key(node)
+
+
+def _usage_at(at: Any, idx: int) -> tuple[float, ...] | None:
+    """Entry `idx`'s usage numbers (`Node.usage`, as a plain tuple), None without."""
+    ends = at.usage_end
+    start, end = ends[idx - 1] if idx else 0, ends[idx]
+    return _loads(at.usage_blob[start:end]) if end > start else None
+
+
 def model_key(node: Node) -> str:
     """Pi's getUsageCostBreakdown key of an entry that carries usage."""
     provider, model = node.model or (None, None)
@@ -98,6 +128,7 @@ def segments(tree: SessionTree) -> list[Segment]:
     # Segment by segment down each chain of only children: a map from every entry to its segment held ~100 MB
     # at 1,000,000 entries.
     out: list[Segment] = []
+    at, key_of = tree.at, _ModelKeys(tree)
     stack = [(root, 0) for root in reversed(tree.roots)]
     while stack:
         node, forks = stack.pop()
@@ -106,10 +137,10 @@ def segments(tree: SessionTree) -> list[Segment]:
         models, count = seg.models, 0
         while True:
             count += 1
-            usage = node.usage
+            usage = _usage_at(at, node.idx)
             if usage is not None:
                 seg.usage.add(usage)
-                key = model_key(node)
+                key = key_of(node)
                 found = models.get(key)
                 if found is None:
                     found = models[key] = Usage()
@@ -141,17 +172,20 @@ def usage_report(tree: SessionTree) -> dict[str, Any]:
     total = Usage()
     per_model: dict[str, Usage] = {}
     sources: dict[str, int] = {}
-    for node in tree.nodes:  # every line, as Pi's getEntries has them
-        usage = node.usage
-        if usage is not None:
-            total.add(usage)
-            key = model_key(node)
-            found = per_model.get(key)
-            if found is None:
-                found = per_model[key] = Usage()
-            found.add(usage)
-            source = source_of(node)
-            sources[source] = sources.get(source, 0) + 1
+    at, key_of, nodes = tree.at, _ModelKeys(tree), tree.nodes
+    start = 0
+    for idx, end in enumerate(at.usage_end):  # every line, as Pi's getEntries has them; those with usage
+        if end == start:
+            continue
+        usage, start, node = _loads(at.usage_blob[start:end]), end, nodes[idx]
+        total.add(usage)
+        key = key_of(node)
+        found = per_model.get(key)
+        if found is None:
+            found = per_model[key] = Usage()
+        found.add(usage)
+        source = source_of(node)
+        sources[source] = sources.get(source, 0) + 1
     segs = segments(tree)
     starts = {id(seg.start) for seg in segs}
     active: set[int] = set()  # the segments' starts on the active path (a set of the whole path: ~60 MB at 1M)
@@ -159,7 +193,7 @@ def usage_report(tree: SessionTree) -> dict[str, Any]:
     for node in tree.active_path():
         if id(node) in starts:
             active.add(id(node))
-        usage = node.usage
+        usage = _usage_at(at, node.idx)
         if usage is not None:
             path_usage.add(usage)
     leaf = tree.leaf
