@@ -194,7 +194,8 @@ class Columns:
         self.usage_end.extend(array(self.usage_end.typecode, [e + end for e in ends]))
 
     def extend_models(self, start: int, models: list[tuple[Any, Any]], model_of: array) -> None:
-        """The models of the entries placed from `start` on: each entry's number in `models` from 1 (0: none)."""
+        """The models of the entries `extend_packed` just placed from `start` on: each entry's number in `models`
+        from 1 (0: none)."""
         del self.model[start:]
         if not models:
             self.model.extend(array("I", bytes(4 * len(model_of))))

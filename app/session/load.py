@@ -188,14 +188,16 @@ class SessionBuilder:
         and sends the segment with `segment_tail` as one frame: no process holds the half's entries at once."""
         return segment_columns.pack(self._parse(data, final=False, sent=True))
 
-    def segment_tail(self, start: int) -> tuple[list[tuple[int, str]], list[tuple[int, str]], int, int]:
-        """(skips, notes, lines, bytes) since this builder started at byte `start`, for `adopt_segment`."""
+    def segment_tail(self, start: int) -> tuple[list[tuple[int, str]], list[tuple[int, str]], int, int, str]:
+        """(skips, notes, lines, bytes, dialect) since this builder started at byte `start`, for `adopt_segment`:
+        an entry only oh-my-pi writes makes the rest of the file read as its."""
         tree = self.tree
         return (
             [(s.line, s.reason) for s in tree.skipped],
             [(p.line, p.message) for p in tree.problems],
             self.next_line - 1,
             self.size - start,
+            tree.dialect,
         )
 
     def adopt_segment(
@@ -205,8 +207,11 @@ class SessionBuilder:
         problems: list[tuple[int, str]],
         lines: int,
         size: int,
+        dialect: str,
     ) -> list[Node]:
         """Add what `parse_segment` produced for the bytes right after this builder's, in file order."""
+        if dialect == dialect_omp.OMP:
+            self.tree.dialect = dialect
         with gc_paused(big=size > BIG):
             return self._adopt_segment(segment, skipped, problems, lines, size)
 

@@ -6,13 +6,13 @@ models once each, so reading a segment back makes about a third of the objects a
 and tool calls stay objects: the tree keeps them). A tree that keeps its texts apart (`Columns`) gives them
 back here as they were read: row texts and (id, text) pairs of tool calls.
 
-The fields, in order (`FIELDS`); n entries, their numbers in the array type named:
-ids, parentIds (lists); line numbers ('q', counted from the segment's first line), offsets, lengths ('q'),
-timestamps ('d'); kinds (a list of distinct (type, role, flags)) and each entry's number in it ('I'); row
-texts (a list); estimates ((array type, bytes)); usage (one bytes of every `pack_usage`, and where each ends
-in it, 'q'); models (a list of distinct (provider, model) pairs) and each entry's number in it from 1 ('I',
-0 for none); metas ({position in the segment: meta}); calls (a tool result's toolCallId, another entry's
-(id, text) pairs or None).
+The fields, in order (`FIELDS`); n entries, their numbers in the array type named: ids, parentIds (lists); line
+numbers ('q'; a parse child counts from its chunk's first line, `unpack`'s `shift` away from the file's),
+offsets, lengths ('q'), timestamps ('d'); kinds (a list of distinct (type, role, flags)) and each entry's number
+in it ('I'); row texts (a list); estimates ((array type, bytes)); usage (one bytes of every `pack_usage`, and
+where each ends in it, 'q'); models (a list of distinct (provider, model) pairs) and each entry's number in it
+from 1 ('I', 0 for none); metas ({position in the segment: meta}); calls (a tool result's toolCallId, another
+entry's (id, text) pairs or None).
 """
 
 from __future__ import annotations

@@ -257,7 +257,7 @@ class SessionTree:
                 pass
             elif node._tag[1] == "toolResult":  # `role`: one copy of the id string, the call's
                 above = node.parent._calls if node.parent is not None else None
-                if type(above) is str and above == calls:  # the one call of the turn right above: most results
+                if type(above) is str and above == calls:  # the entry above's: the turn's one call (most results)
                     node._calls = above
                 elif isinstance(calls, str) and (known := tool_calls.get(calls)) is not None:
                     if isinstance(known, tuple):

@@ -50,6 +50,7 @@ class Child:
         self.size = size
         self.split = split
         self.builder = builder  # the header read; the parent feeds it [header end, split) and adopts the rest
+        self.dialect = builder.tree.dialect  # how the child reads the entries: as the header says
         self.parsed = split  # the file offset the child has parsed up to (from the frames' heads)
         self.pid = 0
         self.finished: bool | None = None  # True: every frame came; False: the pipe closed early
@@ -162,6 +163,7 @@ def _parse_part(path: Path, builder: SessionBuilder, split: int, size: int, fd: 
             if lines:
                 part = builder.continuation(start)
                 segment = part.parse_segment(lines)
+                builder.tree.dialect = part.tree.dialect  # found oh-my-pi's: so are the next chunks
                 frame = marshal.dumps((segment, *part.segment_tail(start)), tree_cache.SEGMENT_MARSHAL)
                 start += len(lines)
                 _send(fd, frame, start)

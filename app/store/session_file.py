@@ -319,7 +319,9 @@ def _load_uncached(
 
     try:
         _feed_lines(path, builder, split, both, cancelled, size)
-        front_read = builder.size == split  # else the file shrank while it was read: start again
+        # else the file shrank while it was read, or an entry of the front made it oh-my-pi's after the child
+        # began reading the back as Pi's: start again
+        front_read = builder.size == split and builder.tree.dialect == child.dialect
         if front_read:
             if cache is not None and cache.wants(builder.tree, builder):
                 cache.add_tree(builder)
@@ -331,9 +333,9 @@ def _load_uncached(
                         raise LoadCancelled(f"loading {path.name} cancelled")
                     if cache is not None:
                         cache.add(frame)
-                    segment, skipped, problems, lines, consumed = marshal.loads(frame)
+                    segment, skipped, problems, lines, consumed, dialect = marshal.loads(frame)
                     del frame
-                    builder.adopt_segment(segment, skipped, problems, lines, consumed)
+                    builder.adopt_segment(segment, skipped, problems, lines, consumed, dialect)
                     del segment
                     both(split, size)
     except BaseException:

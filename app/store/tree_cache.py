@@ -25,13 +25,13 @@ from pitree.session.gcpause import BIG, gc_paused
 from pitree.session.load import SessionBuilder
 from pitree.session.tree import SessionTree
 
-FORMAT = 10  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`);
+FORMAT = 11  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`);
 # 9: Pi 1.x entries (system facts, context edits, usage of every source, `[title: …]` rows); 10: a segment's
-# entries as columns (`segment.py`), not a tuple each
+# entries as columns (`segment.py`), not a tuple each; 11: and the dialect they were read in
 # marshal version 2 writes twice as fast as 4 (no table of shared objects); what that sharing saved, the
 # repeated strings, a segment holds once (its kinds and models).
 SEGMENT_MARSHAL = 2
-MAGIC = b"pitree\x00\x0a"  # the first 8 bytes of a cache file of this FORMAT
+MAGIC = b"pitree\x00\x0b"  # the first 8 bytes of a cache file of this FORMAT
 MIN_BYTES = 2 << 20  # smaller files parse faster than the cache can be checked
 SAMPLES = 32
 SAMPLE_BYTES = 256
@@ -116,9 +116,9 @@ def load_cached(
             for k, n in enumerate(lengths, 1):  # one segment in memory at a time
                 blob = cache.read(n)
                 with gc_paused(big=n > BIG):
-                    segment, skipped, problems, lines, consumed = marshal.loads(blob)
+                    segment, skipped, problems, lines, consumed, dialect = marshal.loads(blob)
                 del blob
-                builder.adopt_segment(segment, skipped, problems, lines, consumed)
+                builder.adopt_segment(segment, skipped, problems, lines, consumed, dialect)
                 del segment
                 if not k % TRIM_SEGMENTS:
                     return_freed_memory()  # the segments read so far: else a big reopen peaks ~50 MB higher
@@ -156,6 +156,7 @@ def segments(builder: SessionBuilder) -> list[bytes]:
                 problems if i == 0 else [],
                 builder.next_line - 1 if i == last else 0,
                 builder.size if i == last else 0,
+                tree.dialect,
             ),
             SEGMENT_MARSHAL,
         )

@@ -390,3 +390,33 @@ def test_the_sessions_index_does_not_freeze_the_trees_it_drops(tmp_path: Path, m
     load_session_fast(path, final=True)  # a one-shot command's load still freezes its tree
     assert gc.get_freeze_count() > frozen
     gc.unfreeze()
+
+
+@pytest.mark.parametrize("marker_at", [100, 450])
+def test_an_entry_only_oh_my_pi_writes_makes_the_rest_read_as_its_wherever_the_split_falls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, marker_at: int
+) -> None:
+    """A file whose header says nothing of oh-my-pi: an entry only it writes (here at entry 100, in the part the
+    parent reads, or 450, in the child's) makes the entries after it read as oh-my-pi's (a `thinking_level_change`
+    without a level is `[thinking: off]`, not `[thinking: null]`), in every frame after it and in the cache."""
+    from pitree.session.load import load_bytes
+    from pitree.store import tree_cache
+
+    from tests.sessions import entry
+
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(parse_child, "MIN_BYTES", 1)
+    monkeypatch.setattr(parse_child, "CHUNK", 4096)  # the child's frames: a few dozen lines each
+    monkeypatch.setattr(tree_cache, "MIN_BYTES", 1)
+    entries = chain(600)
+    entries[marker_at]["type"], entries[marker_at]["serviceTier"] = "service_tier_change", "flex"
+    entries[580] = entry("thinking_level_change", "e0000580", "e0000579", thinkingLevel=None)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(to_bytes(entries))
+    whole = load_bytes(path.read_bytes())
+    assert whole.dialect == "omp" and whole.get("e0000580").text == "[thinking: off]"
+    cold, _ = load_session_fast(path)
+    warm, _ = load_session_fast(path)
+    assert tree_cache.load_cached(path) is not None
+    for tree in (cold, warm):
+        assert tree.dialect == "omp" and signature(tree) == signature(whole)
