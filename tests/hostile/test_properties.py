@@ -132,6 +132,8 @@ BODY = st.one_of(
     st.fixed_dictionaries({"type": st.just("label"), "targetId": maybe(st.sampled_from(POOL)), "label": maybe(TEXT)}),
     st.fixed_dictionaries({"type": st.just("session_info"), "name": maybe(TEXT)}),
     st.fixed_dictionaries({"type": maybe(st.sampled_from(["telemetry", "session"]))}),
+    # entries only oh-my-pi writes: the rest of the file then reads as its (`dialect_omp`)
+    st.fixed_dictionaries({"type": st.sampled_from(["title_change", "service_tier_change"]), "title": maybe(TEXT)}),
 )
 
 

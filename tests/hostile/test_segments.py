@@ -40,7 +40,7 @@ def test_the_back_part_sent_as_a_segment_is_the_tree_parsed_whole(
     # the notes in line order: read whole, a file's parse notes all come before the notes linking makes
     for tree in (front.tree, whole.tree):
         tree.problems.sort(key=lambda p: p.line)
-    assert signature(front.tree) == signature(whole.tree)
+    assert signature(front.tree) == signature(whole.tree) and front.tree.dialect == whole.tree.dialect
     assert (front.size, front.next_line) == (whole.size, whole.next_line)
 
 
@@ -62,4 +62,4 @@ def test_a_tree_cut_into_segments_of_any_size_reads_back_the_same(data: bytes, r
     for blob in blobs:
         back.adopt_segment(*marshal.loads(blob))
     back.tree.problems = list(dict.fromkeys(back.tree.problems))  # as `tree_cache.load_cached` does
-    assert signature(back.tree) == signature(whole.tree)
+    assert signature(back.tree) == signature(whole.tree) and back.tree.dialect == whole.tree.dialect
