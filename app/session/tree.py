@@ -176,8 +176,7 @@ class SessionTree:
     def depth(self, node: Node) -> int:
         d = 0
         while node.parent is not None:
-            node = node.parent
-            d += 1
+            node, d = node.parent, d + 1
         return d
 
     def is_dropped(self, node: Node) -> bool:
@@ -389,7 +388,7 @@ class SessionTree:
                 waiting.remove(old)
 
     def finish_orphans(self) -> None:
-        """Report entries whose parent never appeared (after a full load)."""
+        """Report entries whose parent never appeared (after a full load); every note then in file order."""
         for pid, orphans in self._waiting.items():
             for orphan in orphans:
                 if orphan.idx in self._orphans_reported:
@@ -398,3 +397,4 @@ class SessionTree:
                 self.problems.append(
                     Problem(orphan.line, f"parent {pid} of {orphan.id} is not in the file (shown as a root)")
                 )
+        self.problems.sort(key=lambda p: p.line)  # however the file was read: whole, in pieces, in two processes

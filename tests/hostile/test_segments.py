@@ -37,9 +37,8 @@ def test_the_back_part_sent_as_a_segment_is_the_tree_parsed_whole(
     back = front.continuation(cut)
     frame = _through_marshal((back.parse_segment(data[cut:end]), *back.segment_tail(cut)))
     front.adopt_segment(*frame)  # type: ignore[arg-type]
-    # the notes in line order: read whole, a file's parse notes all come before the notes linking makes
-    for tree in (front.tree, whole.tree):
-        tree.problems.sort(key=lambda p: p.line)
+    for tree in (front.tree, whole.tree):  # the end of a load: the notes in file order, however it was read
+        tree.finish_orphans()
     assert signature(front.tree) == signature(whole.tree) and front.tree.dialect == whole.tree.dialect
     assert (front.size, front.next_line) == (whole.size, whole.next_line)
 

@@ -420,3 +420,22 @@ def test_an_entry_only_oh_my_pi_writes_makes_the_rest_read_as_its_wherever_the_s
     assert tree_cache.load_cached(path) is not None
     for tree in (cold, warm):
         assert tree.dialect == "omp" and signature(tree) == signature(whole)
+
+
+def test_the_notes_come_in_file_order_however_the_file_was_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read whole, a file's notes on its lines came before those linking makes; read in two processes, the front
+    part's came first: both now list them by line."""
+    monkeypatch.setenv("PITREE_NO_CACHE", "1")
+    monkeypatch.setattr(parse_child, "MIN_BYTES", 1)
+    entries = chain(400)
+    entries.insert(20, user("e0000010", "e0000009", "a duplicate in the front part"))
+    del entries[350]["id"]  # in the back part: no usable id, a note made as its line is read
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(to_bytes(entries))
+    fast, _ = load_session_fast(path)
+    slow, _ = load_session_progressive(path)
+    assert [p.line for p in fast.problems] == sorted(p.line for p in fast.problems)
+    assert "duplicate id" in fast.problems[0].message and "no usable id" in fast.problems[1].message
+    assert fast.problems == slow.problems
