@@ -117,3 +117,13 @@ def test_corpus_session(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     assert "/Users/badlogic/workspaces/pi-mono/AGENTS.md" in side["files"]["modified"]
     code, out, _ = run(capsysbinary, path, "472b726c", "leaf")
     assert code == 0 and b"compaction: 175k tokens" in out
+
+
+@pytest.mark.parametrize(("columns", "width"), [("90", 90), ("20", 120), ("", 120)])
+def test_piped_text_is_as_wide_as_columns_says(
+    session: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch, columns: str, width: int
+) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    code, out, _ = run(capsysbinary, session, "aa2", "ab2")
+    lines = out.decode().splitlines()
+    assert code == 0 and max(len(line) for line in lines) <= width and any(len(line) > width - 30 for line in lines)

@@ -343,6 +343,8 @@ def test_js_items_puts_integer_keys_first() -> None:
         "01",
         "4294967295",
     ]
+    # digits JavaScript does not read as an index (and `int` cannot read `²`): keys like any other
+    assert [k for k, _ in js_items({"²": 1, "١": 2, "3": 3})] == ["3", "²", "١"]
 
 
 def test_token_text_of_a_system_message_has_prompt_and_tools() -> None:

@@ -37,7 +37,7 @@ def _js_truthy(value: Any) -> bool:
 
 def _array_index(key: str) -> int | None:
     """The key as an array index when JavaScript would order it first (a canonical integer < 2^32 - 1)."""
-    if key.isdigit() and (key == "0" or not key.startswith("0")):
+    if key.isascii() and key.isdigit() and (key == "0" or not key.startswith("0")):  # `²` and `١` are digits too
         n = int(key)
         if n < 2**32 - 1:
             return n
