@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import islice
 from marshal import loads as _loads
 from typing import Any
 
@@ -90,7 +91,7 @@ class _ModelKeys:
         tag = node._tag
         meta = self._at.meta.get(node.idx) if tag[1] == "assistant" else None  # `Node.meta`: responseModel
         response = meta.get("responseModel") if meta else None
-        key = (tag[0], tag[1], self._at.model[node.idx], response)
+        key = (tag[0], tag[1], self._at.model[node.idx], type(response), response)  # `1` and `true` apart
         try:
             return self._made[key]
         except KeyError:
@@ -174,7 +175,9 @@ def usage_report(tree: SessionTree) -> dict[str, Any]:
     sources: dict[str, int] = {}
     at, key_of, nodes = tree.at, _ModelKeys(tree), tree.nodes
     start = 0
-    for idx, end in enumerate(at.usage_end):  # every line, as Pi's getEntries has them; those with usage
+    # every line, as Pi's getEntries has them, those with usage; the entries in the tree when the walk began (the
+    # explorer's live tail may be putting the next one in the columns meanwhile)
+    for idx, end in enumerate(islice(at.usage_end, len(nodes))):
         if end == start:
             continue
         usage, start, node = _loads(at.usage_blob[start:end]), end, nodes[idx]

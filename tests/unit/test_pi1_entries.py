@@ -211,3 +211,38 @@ def test_per_model_keys_follow_pi() -> None:
     models = usage_report(tree)["models"]
     assert list(models) == ["openai/gpt", "anthropic/claude-2026", "anthropic/claude"]  # a2 adds nothing
     assert [models[k]["totalTokens"] for k in models] == [4, 4, 5]
+
+
+def test_per_model_keys_keep_values_python_finds_equal_apart() -> None:
+    """The keys are made once a kind of entry, model and responseModel: `1` and `true` (equal in Python) are two
+    responseModels, as JavaScript prints them; an unhashable one is keyed too."""
+    from pitree.session.usage import usage_report
+
+    four = {"input": 1, "output": 1, "cacheRead": 1, "cacheWrite": 1, "cost": {"total": 0.1}}
+    tree = tree_of(
+        [
+            assistant("a1", None, provider="p", model="m", responseModel=1, usage=four),
+            assistant("a2", "a1", provider="p", model="m", responseModel=True, usage=four),
+            assistant("a3", "a2", provider="p", model="m", responseModel=[1, 2], usage=four),
+            assistant("a4", "a3", provider="p", model="m", responseModel=1.0, usage=four),
+        ]
+    )
+    models = usage_report(tree)["models"]
+    assert sorted(models) == ["p/1", "p/1,2", "p/true"] and models["p/1"]["messages"] == 2
+
+
+def test_usage_counts_the_entries_in_the_tree_while_the_tail_places_the_next() -> None:
+    """The live tail puts a new line's entry in the tree's columns before it links it into the tree; a usage
+    report running in the explorer's thread meanwhile counts the entries in the tree, and never fails."""
+    from pitree.session.load import SessionBuilder
+    from pitree.session.usage import usage_report
+
+    four = {"input": 1, "output": 1, "cacheRead": 1, "cacheWrite": 1, "cost": {"total": 0.1}}
+    builder = SessionBuilder()
+    builder.feed(to_bytes([assistant("a1", None, provider="p", model="m", usage=four)]), final=False)
+    more = to_bytes([assistant("a2", "a1", provider="p", model="m", usage=four)], with_header=False)
+    placed = builder._parse(more, final=False)  # what `feed` does before it links the entries
+    assert len(builder.tree.at.usage_end) == len(builder.tree.nodes) + 1  # in the columns, not yet in the tree
+    assert usage_report(builder.tree)["total"]["messages"] == 1
+    builder.tree.add(placed)
+    assert usage_report(builder.tree)["total"]["messages"] == 2
