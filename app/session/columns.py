@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Iterator
+from itertools import islice
+from marshal import loads as _loads
 from typing import TYPE_CHECKING, Any
 
 from pitree.session.row_texts import RowTexts
@@ -137,6 +140,20 @@ class Columns:
         start, end = ends[idx - 1] if idx else 0, ends[idx]
         return bytes(self.usage_blob[start:end]) if end > start else None
 
+    def usage_numbers(self, idx: int) -> tuple[float, ...] | None:
+        """Entry `idx`'s usage numbers as a plain tuple (`entries.unpack_usage` without the names), None without."""
+        ends = self.usage_end
+        start, end = ends[idx - 1] if idx else 0, ends[idx]
+        return _loads(self.usage_blob[start:end]) if end > start else None  # type: ignore[no-any-return]
+
+    def usages(self, count: int) -> Iterator[tuple[int, tuple[float, ...]]]:
+        """(idx, `usage_numbers`) of each entry that carries usage among the first `count`, in file order."""
+        blob, start = self.usage_blob, 0
+        for idx, end in enumerate(islice(self.usage_end, count)):
+            if end > start:
+                yield idx, _loads(blob[start:end])
+                start = end
+
     def set_usage(self, idx: int, packed: bytes | None) -> None:
         """Set the packed usage of the newest entry."""
         ends, blob = self.usage_end, self.usage_blob
@@ -197,9 +214,6 @@ class Columns:
         """The models of the entries `extend_packed` just placed from `start` on: each entry's number in `models`
         from 1 (0: none)."""
         del self.model[start:]
-        if not models:
-            self.model.extend(array("I", bytes(4 * len(model_of))))
-            return
         known = self._model_no  # string pairs only: another pair is never equal to one of them
         try:  # most pairs were seen before: a dict lookup each
             numbers = [0, *(known.get(m) or self.model_no(m) for m in models)]

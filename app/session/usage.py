@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from itertools import islice
-from marshal import loads as _loads
 from typing import Any
 
 from pitree.session.entries import Node, UsageNumbers
@@ -101,13 +99,6 @@ class _ModelKeys:
             return model_key(node)
 
 
-def _usage_at(at: Any, idx: int) -> tuple[float, ...] | None:
-    """Entry `idx`'s usage numbers (`Node.usage`, as a plain tuple), None without."""
-    ends = at.usage_end
-    start, end = ends[idx - 1] if idx else 0, ends[idx]
-    return _loads(at.usage_blob[start:end]) if end > start else None
-
-
 def model_key(node: Node) -> str:
     """Pi's getUsageCostBreakdown key of an entry that carries usage."""
     provider, model = node.model or (None, None)
@@ -138,7 +129,7 @@ def segments(tree: SessionTree) -> list[Segment]:
         models, count = seg.models, 0
         while True:
             count += 1
-            usage = _usage_at(at, node.idx)
+            usage = at.usage_numbers(node.idx)
             if usage is not None:
                 seg.usage.add(usage)
                 key = key_of(node)
@@ -174,13 +165,10 @@ def usage_report(tree: SessionTree) -> dict[str, Any]:
     per_model: dict[str, Usage] = {}
     sources: dict[str, int] = {}
     at, key_of, nodes = tree.at, _ModelKeys(tree), tree.nodes
-    start = 0
     # every line, as Pi's getEntries has them, those with usage; the entries in the tree when the walk began (the
     # explorer's live tail may be putting the next one in the columns meanwhile)
-    for idx, end in enumerate(islice(at.usage_end, len(nodes))):
-        if end == start:
-            continue
-        usage, start, node = _loads(at.usage_blob[start:end]), end, nodes[idx]
+    for idx, usage in at.usages(len(nodes)):
+        node = nodes[idx]
         total.add(usage)
         key = key_of(node)
         found = per_model.get(key)
@@ -196,7 +184,7 @@ def usage_report(tree: SessionTree) -> dict[str, Any]:
     for node in tree.active_path():
         if id(node) in starts:
             active.add(id(node))
-        usage = _usage_at(at, node.idx)
+        usage = at.usage_numbers(node.idx)
         if usage is not None:
             path_usage.add(usage)
     leaf = tree.leaf
