@@ -4,6 +4,7 @@ follow state — with what every part of the explorer uses: the tree view, going
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,12 @@ from pitree.summary.tokens import encoder_built
 from pitree.widgets import explorer_status
 from pitree.widgets.explorer_status import session_status
 from pitree.widgets.live import LiveSession
+from pitree.widgets.loading_pane import LoadingPane
 from pitree.widgets.status_bar import StatusBar
 from pitree.widgets.tree_freeze import TreeFreezer
-from pitree.widgets.tree_preview import screen_of
+from pitree.widgets.tree_preview import TreePreview, screen_of
 from pitree.widgets.tree_view import TreeView
-from textual import work
+from textual import events, work
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
@@ -93,6 +95,35 @@ class ExplorerState(Widget):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return None if self.stree is None and action in self.NEEDS_TREE else True
+
+    def waiting_keys(self) -> dict[str, str]:
+        """Key → what it does, for the keys that wait for the tree: this class's `NEEDS_TREE` bindings and the
+        tree view's, but for those the preview shown meanwhile answers."""
+        moving = {key for b in TreePreview.BINDINGS for key in b.key.split(",")}  # type: ignore[union-attr]
+        needs = [b for b in type(self).BINDINGS if b.action.split("(")[0] in self.NEEDS_TREE]  # type: ignore[union-attr]
+        found: dict[str, str] = {}
+        for b in [*needs, *TreeView.BINDINGS]:
+            for key in b.key.split(","):  # type: ignore[union-attr]
+                if key not in moving:
+                    found.setdefault(key, b.description)  # type: ignore[union-attr]
+        return found
+
+    _waiting_note: tuple[str, float] = ("", 0.0)  # the last such key's note and when: a held key notes it once
+
+    def on_key(self, event: events.Key) -> None:
+        """A key that acts on the tree, pressed while the tree is read, says when it will work instead of doing
+        nothing. The event goes on: only a binding that is off meanwhile matches it."""
+        if self.stree is not None or self.path == Path():
+            return
+        what = self.waiting_keys().get(event.key)
+        loading = self.query(LoadingPane)
+        waiting = loading.first().waiting_for() if what and loading else None
+        if what is None or waiting is None:
+            return
+        now = time.monotonic()
+        if self._waiting_note[0] != what or now - self._waiting_note[1] >= 2:
+            self._waiting_note = (what, now)
+            self.notify(f"{what}: {waiting}", timeout=3)
 
     def start_live(self, builder: SessionBuilder | None) -> None:
         """Follow the file. Without watching (tests, --no-watch) `live.check()` still applies changes."""

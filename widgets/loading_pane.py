@@ -36,6 +36,7 @@ class LoadingPane(Vertical):
     kept: first_screen.FirstScreen | None = None  # the session's kept first screen (or leaf's branch), shown meanwhile
     kept_is_branch = False  # `kept` is the leaf's branch read from the end (a first open), not a kept first screen
     _path: Path | None = None  # the session being loaded (None once it is loaded or failed)
+    _failed = False  # the file could not be read (until another is opened)
 
     class Progress(Message):
         """Posted by the load worker as bytes are parsed."""
@@ -77,7 +78,7 @@ class LoadingPane(Vertical):
         """Show `path` as loading (the bar empty), beside its kept first screen if it has one (`kept`) and it opens
         at the leaf as that screen did (`at_leaf`); returns its size in bytes (0 when it cannot be read)."""
         self.cancel()
-        self._path = path
+        self._path, self._failed = path, False
         self.kept = first_screen.load(path) if at_leaf else None
         self.kept_is_branch = False
         self.set_class(self.kept is not None, "-preview")
@@ -137,6 +138,17 @@ class LoadingPane(Vertical):
             return None
         return preview.cursor_id, preview.cursor_row
 
+    def waiting_for(self) -> str | None:
+        """What the tree waits for, for a key that needs it: the rest of the file read, or the file itself;
+        None when the file could not be read."""
+        if self._failed:
+            return None
+        progress = self.query_one("#progress", ProgressBar)
+        if not progress.display:
+            return "once the session file exists and is read"
+        share = (progress.progress or 0) / (progress.total or 1)
+        return f"once the tree is read ({min(99, int(share * 100))}% so far)"
+
     def cancel(self) -> None:
         self.workers.cancel_group(self, "load")
         self.workers.cancel_group(self, "leaf-branch")
@@ -191,7 +203,7 @@ class LoadingPane(Vertical):
         self.query_one("#progress", ProgressBar).update(total=message.total, progress=message.done)
 
     def on_loading_pane_load_failed(self, message: LoadFailed) -> None:
-        self.kept = None
+        self.kept, self._failed = None, True
         self.remove_class("-preview")
         self.query_one("#loading-label", Static).update(
             Text(f"Cannot open the session: {make_safe(message.error, keep_newlines=False)}", "bold red")
