@@ -71,8 +71,8 @@ idx.close()
 # rows, then until indexed.
 BROWSER_ROWS = """
 import asyncio, sys, time
-from pitree.cli.index_refresh import index_newest
-index_newest(sys.argv[1])  # as `pitree` does before it imports Textual
+from pitree.cli.index_refresh import index_newest_early
+index_newest_early(sys.argv[1])  # as `pitree` does before it imports Textual (a child indexes while this starts)
 from pitree.widgets.app import PitreeApp
 from pitree.widgets.screens.browser import BrowserScreen, BrowserState
 from textual.widgets import DataTable

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pitree.cli.index_refresh import newest_indexed
 from pitree.session.text import make_safe
 from pitree.widgets import textual_fixes
 from pitree.widgets.commands import explorer_commands
@@ -70,7 +71,8 @@ class PitreeApp(App[int]):
         )
 
     def compose(self) -> ComposeResult:
-        yield self.explorer
+        if self.explorer.path != Path():  # else mounted when a session is chosen: the browser's first rows come sooner
+            yield self.explorer
         yield Footer()
 
     async def on_event(self, event: events.Event) -> None:
@@ -97,7 +99,8 @@ class PitreeApp(App[int]):
 
     async def action_quit(self) -> None:
         """Quit, keeping the session's first screen for its next open (`Explorer.keep_first_screen`)."""
-        self.explorer.keep_first_screen()
+        if self.explorer.is_mounted:
+            self.explorer.keep_first_screen()
         self.exit()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -126,7 +129,8 @@ class PitreeApp(App[int]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield from explorer_commands(self.explorer)
+        if self.explorer.is_mounted:
+            yield from explorer_commands(self.explorer)
 
     @on(Explorer.SessionOpened)
     def _session_opened(self, message: Explorer.SessionOpened) -> None:
@@ -143,11 +147,16 @@ class PitreeApp(App[int]):
 
             self._index = SessionIndex()
 
-        def chosen(result: tuple[Path, str | None] | None) -> None:
+        newest_indexed()  # the child `pitree` started for the first rows (nothing to wait for after that)
+
+        async def chosen(result: tuple[Path, str | None] | None) -> None:
             if result is None:
                 self.exit(0)
-            else:
-                self.explorer.open_session(*result)
+                return
+            if not self.explorer.is_mounted:
+                base = self.screen_stack[0]
+                await base.mount(self.explorer, before=base.query_one(Footer))
+            self.explorer.open_session(*result)
 
         self.push_screen(BrowserScreen(state, self._index), callback=chosen)
 

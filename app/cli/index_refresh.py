@@ -1,11 +1,14 @@
 """Refreshing the sessions index for the CLI: which folders a command covers (`scopes`), the refresh with
 progress on stderr (`refreshed`: shown only after PROGRESS_AFTER seconds and only on a terminal), and the note
-printed when another process holds the index and the files are read directly instead (`busy_note`)."""
+printed when another process holds the index and the files are read directly instead (`busy_note`); the browser's
+newest sessions indexed in a child while it starts (`index_newest_early`, `newest_indexed`)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +22,8 @@ PROGRESS_AFTER = 0.3  # seconds of indexing before progress is shown (a warm ref
 NEWEST_FILES = 16  # what the browser's first screen lists, about
 NEWEST_BYTES = 8 << 20  # read before the browser starts no more than this: a huge newest session waits for it
 BUSY_WAIT = 2.0  # seconds to wait for another process's lock on the index before reading the files directly
+NEWEST_WAIT = 3.0  # seconds the browser waits for `index_newest_early`'s child before it lists without it
+_newest_child: int | None = None  # that child's pid, until `newest_indexed` has waited for it
 
 
 def _indexing(done: int, total: int, done_bytes: int, total_bytes: int) -> str:
@@ -83,6 +88,45 @@ def index_newest(session_dir: str | None, opener: Callable[[], SessionIndex] = _
         return sum(map(len, picked.values()))
     except Exception:  # noqa: BLE001 - see the docstring
         return 0
+
+
+def index_newest_early(session_dir: str | None) -> None:
+    """`index_newest` in a forked child, which works on the other core while this process imports Textual and
+    starts the browser; the browser lists its first rows after `newest_indexed`. Where fork is missing or fails,
+    `index_newest` runs here."""
+    global _newest_child
+    try:
+        pid = os.fork() if hasattr(os, "fork") and _newest_child is None else -1
+    except OSError:
+        pid = -1
+    if pid == 0:  # the child: nothing of the parent's (atexit, buffers) may run here
+        try:
+            index_newest(session_dir)
+        finally:
+            os._exit(0)
+    if pid < 0:
+        index_newest(session_dir)
+    else:
+        _newest_child = pid
+
+
+def newest_indexed(timeout: float = NEWEST_WAIT) -> None:
+    """Wait for `index_newest_early`'s child (if any) to end. One still running after `timeout` is stopped: the
+    browser's own refresh reads what it had not written (an index write is one transaction)."""
+    global _newest_child
+    pid, _newest_child = _newest_child, None
+    if pid is None:
+        return
+    deadline = time.monotonic() + timeout
+    try:
+        while os.waitpid(pid, os.WNOHANG)[0] == 0:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return
+            time.sleep(0.002)
+    except ChildProcessError:  # already reaped
+        return
 
 
 def busy_note(doing: str) -> None:

@@ -290,9 +290,9 @@ def main(argv: Sequence[str] | None = None, tui: OpenTui | None = None) -> int:
             return open_explorer(target, tui)
         if tui is None:
             raise CliError("the sessions browser is part of the `pitree` program (pitree.widgets.main)")
-        from pitree.cli.index_refresh import index_newest
+        from pitree.cli.index_refresh import index_newest_early
 
-        index_newest(args.session_dir)  # the browser's first screen then has rows (its refresh reads the rest)
+        index_newest_early(args.session_dir)  # the browser's first screen then has rows (its refresh reads the rest)
         return tui(None, args.session_dir)
     except (CliError, OpError) as exc:  # messages quote ids and paths from the files: one line, nothing raw
         print(f"pitree: error: {make_safe(str(exc), keep_newlines=False)}", file=sys.stderr)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pitree.widgets.app import PitreeApp
 from pitree.widgets.screens.browser import BrowserScreen, BrowserState
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Footer, Input
 
 from tests.sessions import assistant, header, user, write_session_file
 from tests.ui.test_app import cursor, until
@@ -74,9 +74,11 @@ async def test_open_a_session_and_come_back_with_escape(store: Path) -> None:
     app = make(store)
     async with app.run_test(size=(160, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
+        assert not app.explorer.is_mounted  # composed when a session is chosen: the first rows come sooner
         await pilot.press("down", "enter")
         await until(pilot, lambda: app.explorer.stree is not None)
         assert app.explorer.path.name.endswith("bbbb2222.jsonl") and cursor(app) == "a1"
+        assert list(app.screen.children) == [app.explorer, app.screen.query_one(Footer)]
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
         table = browser(app).query_one(DataTable)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pitree.cli.index_refresh as index_refresh
 import pitree.store.index_load as index_load
 import pytest
-from pitree.cli.index_refresh import index_newest
+from pitree.cli.index_refresh import index_newest, index_newest_early, newest_indexed
 from pitree.store.catalog import find_session_paths
 from pitree.store.index_thread import IndexRefresh
 from pitree.store.session_index import RefreshStats, SessionIndex
@@ -168,12 +169,53 @@ def test_pitree_indexes_the_newest_before_it_opens_the_browser(
 
     def tui(path: Path | None, session_dir: str | None) -> int:
         assert path is None and session_dir == str(root)
+        newest_indexed()  # what the browser does before its first rows (`PitreeApp.open_browser`)
         with SessionIndex() as idx:
             seen.append(len(idx.sessions()))
         return 0
 
     assert main(["--session-dir", str(root)], tui=tui) == 0
-    assert seen == [3]  # in the index before the browser starts
+    assert seen == [3]  # in the index before the browser lists
+
+
+def test_the_newest_are_indexed_by_a_child_while_the_browser_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "s"
+    sessions(root, 3)
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    index_newest_early(str(root))
+    pid = index_refresh._newest_child
+    assert pid is not None and pid != os.getpid()
+    newest_indexed()
+    assert index_refresh._newest_child is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped
+    with SessionIndex() as idx:
+        assert len(idx.sessions()) == 3
+    newest_indexed()  # nothing more to wait for
+
+
+def test_a_child_still_indexing_after_the_wait_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_refresh, "index_newest", lambda session_dir: time.sleep(30))
+    index_newest_early(str(tmp_path))
+    pid = index_refresh._newest_child
+    started = time.monotonic()
+    newest_indexed(timeout=0.3)
+    assert time.monotonic() - started < 5
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # killed and reaped: the browser lists without it
+
+
+def test_without_fork_the_newest_are_indexed_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "s"
+    sessions(root, 2)
+    monkeypatch.setenv("PITREE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delattr(os, "fork")
+    index_newest_early(str(root))
+    assert index_refresh._newest_child is None
+    with SessionIndex() as idx:
+        assert len(idx.sessions()) == 2
 
 
 # ---- in a process of its own (the browser's way) ---------------------------------------------------------------
