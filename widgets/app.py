@@ -9,7 +9,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pitree.cli.index_refresh import newest_indexed
 from pitree.session.text import make_safe
 from pitree.widgets import textual_fixes
 from pitree.widgets.commands import explorer_commands
@@ -138,6 +137,7 @@ class PitreeApp(App[int]):
 
     def open_browser(self) -> None:
         """The sessions browser on top; choosing a session opens it in the explorer, Esc there comes back."""
+        from pitree.cli.index_refresh import newest_indexed
         from pitree.widgets.screens.browser import BrowserScreen
 
         state = self.browser_state
