@@ -82,7 +82,7 @@ class PitreeApp(App[int]):
     def pause_for_input(self) -> None:
         """Called between chunks of background work, in its thread: waits while keys or the mouse were used in the
         last `INPUT_QUIET` seconds. That work (the other filters' layouts, the search index) would otherwise take the
-        interpreter lock from the UI while the user moves (README: the 10M figures)."""
+        interpreter lock from the UI while the user moves (README: "How the figures got here")."""
         while time.monotonic() - self.input_at < INPUT_QUIET:
             time.sleep(0.02)
 
