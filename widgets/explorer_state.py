@@ -115,6 +115,9 @@ class ExplorerState(Widget):
         nothing. The event goes on: only a binding that is off meanwhile matches it."""
         if self.stree is not None or self.path == Path():
             return
+        bound = self.screen.active_bindings.get(event.key)
+        if bound is not None and bound.enabled:
+            return  # a binding that works meanwhile has it: the search prompt's Enter, Home, word moves
         what = self.waiting_keys().get(event.key)
         loading = self.query(LoadingPane)
         waiting = loading.first().waiting_for() if what and loading else None
