@@ -2,18 +2,23 @@
 
 Pi's search is "every whitespace-separated token, lower-cased, is a substring". An entry's text is the row
 as shown, the `[toolName]` of a tool result, its role, its tool calls and its summary, each lower-cased and
-joined by spaces; entries are separated by a newline. A token holds no whitespace, so it can never match
-across two parts or two entries, and finding it in the buffer finds exactly the entries whose own text has
-it (UTF-8 is self-synchronizing: a byte match is a character match). Labels change after the fact (a label
-entry names an older entry), so they are not in the buffer: they are matched at query time.
+joined by spaces; entries are separated by a newline (a newline in a text is stored as a space). A token
+holds no whitespace, so it can never match across two parts or two entries, and finding it in the buffer
+finds exactly the entries whose own text has it (UTF-8 is self-synchronizing: a byte match is a character
+match). Labels change after the fact (a label entry names an older entry), so they are not in the buffer: they
+are matched at query time.
 
 The buffer costs its bytes and one int an entry (where it starts), well under a string per entry. A search
-is `bytes.find` over the buffer, then one lookup of the owning entry per hit. What matched is one byte per
-entry (`Hits`): a set of ints would cost far more for a common word, which matches most entries.
+is `bytes.find` over each block of the buffer and one lookup of the owning entry per hit; a block where the
+token is common is marked in C instead (`_marked`: each hit and the rest of its line become one byte, the
+lines then one byte each), so a common word costs a pass over the block, not a Python step per entry. What
+matched is one byte per entry (`Hits`): a set of ints would cost far more for a common word, which matches most
+entries.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from array import array
 from bisect import bisect_right
@@ -30,11 +35,26 @@ if TYPE_CHECKING:
     from pitree.session.tree import SessionTree
 
 BLOCK = 2048  # entries per block of the buffer
+MARK_FROM = 32  # hits in a block after which the rest of it is marked in C (`_marked`), not found one by one,
+MARK_GAIN = 64  # when at the pace so far this many more are to come (marking costs a pass over the rest)
+_HIT = b"\x01"  # what `_marked` turns a hit into: a block holding this byte is searched hit by hit
+_NOT_MARKS = bytes(b for b in range(256) if b not in (0x01, 0x0A))  # all but the hit byte and the newline
+_MARKS_TO_FLAGS = bytes.maketrans(b"\n", b"\0")
 CHECK_EACH_BELOW = 2048  # candidates left: later tokens are checked entry by entry, not over the whole buffer
 
 
 def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
+
+
+def _marked(block: bytes, pattern: re.Pattern[bytes]) -> bytes | None:
+    """One byte per line of `block` (every line ends in a newline): 1 where the line has `pattern`'s token, else
+    0; None when the block holds the hit byte itself. `pattern` is the token and the rest of its line, so
+    each line that has the token becomes one hit byte and its newline, whatever the number of hits in it."""
+    if _HIT in block:
+        return None
+    lines = pattern.sub(_HIT, block).translate(None, _NOT_MARKS)
+    return lines.replace(_HIT + b"\n", _HIT).translate(_MARKS_TO_FLAGS)
 
 
 def entry_text(tree: SessionTree, node: Node) -> str:
@@ -139,7 +159,7 @@ class SearchIndex:
             if parts:  # the last block is not full: it is made again with the new entries
                 self._starts.pop()
             for i in range(self._count, len(nodes)):
-                parts.append(_utf8(entry_text(tree, nodes[i])))
+                parts.append(_utf8(entry_text(tree, nodes[i])).replace(b"\n", b" "))
                 if len(parts) == BLOCK:
                     self._keys.append(self._spill.put(self._join(parts)))
                     parts = []
@@ -190,20 +210,29 @@ class SearchIndex:
             return found if found is not None else Hits(bytearray(size))
 
     def _scan(self, token: str, cancelled: Callable[[], bool] | None = None) -> Hits | None:
-        """Entries whose text or label holds `token`: `find` over each block, one hit per entry."""
+        """Entries whose text or label holds `token`: `find` over each block, one hit per entry; the rest of a
+        block with many hits is marked at once (`_marked`)."""
         needle = _utf8(token)
+        pattern = None if _HIT in needle or b"\n" in needle else re.compile(re.escape(needle) + rb"[^\n]*")
         flags = bytearray(self._count)
         for b, starts in enumerate(self._starts):
             if cancelled is not None and cancelled():
                 return None
             base, last = b * BLOCK, len(starts) - 1
-            find = self._block(b).find
-            pos = find(needle)
+            block = self._block(b)
+            find = block.find
+            pos, found = find(needle), 0
             while pos >= 0:
                 i = bisect_right(starts, pos) - 1
                 flags[base + i] = 1
                 if i >= last:
                     break
+                found += 1
+                if found == MARK_FROM and pattern is not None and (len(block) - pos) * found > pos * MARK_GAIN:
+                    marks = _marked(block[starts[i + 1] :], pattern)
+                    if marks is not None and len(marks) == last - i:
+                        flags[base + i + 1 : base + last + 1] = marks
+                        break
                 pos = find(needle, starts[i + 1])  # on from the next entry
         tree = self.tree
         for target, label in tree.labels.items():

@@ -177,3 +177,40 @@ def test_matching_gives_hits_one_byte_an_entry(generated: SessionTree) -> None:
     assert isinstance(found, Hits) and len(found.flags) == len(generated.nodes)
     assert found == brute(generated, "read src") and found
     assert index.matching([]) == set() and not index.matching(["no-such-word-anywhere"])
+
+
+def _messages(texts: list[str]) -> bytes:
+    out = line({"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/"})
+    for i, text in enumerate(texts):
+        parent = f"m{i - 1}" if i else None
+        stamp = f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z"
+        entry = {"id": f"m{i}", "parentId": parent, "timestamp": stamp}
+        if "\n" in text:  # a summary's lines are searched as they are (a row's are joined)
+            entry |= {"type": "branch_summary", "fromId": parent or "m0", "summary": text}
+        else:
+            entry |= {"type": "message", "message": {"role": "user" if i % 2 else "assistant", "content": text}}
+        out += line(entry)
+    return out
+
+
+@pytest.mark.parametrize("mark_from", [1, 3, search_index.MARK_FROM])
+@pytest.mark.parametrize("block", [5, 64])
+def test_blocks_of_common_words_are_marked_as_a_scan_finds(
+    mark_from: int, block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A block with many hits is marked line by line in C: texts with newlines (stored as spaces, so each entry
+    stays one line), a word found many times in one text or at its very end, a token of regex characters, and
+    a block holding the byte a hit is marked with (searched hit by hit instead) all find what a scan finds."""
+    monkeypatch.setattr(search_index, "MARK_FROM", mark_from)
+    monkeypatch.setattr(search_index, "MARK_GAIN", 0)  # whatever the pace of the hits so far
+    monkeypatch.setattr(search_index, "BLOCK", block)
+    texts = []
+    for i in range(300):
+        kind = i % 7
+        text = ["ab ab ab", "x\nab\ny", "cab", "no match here", "a.*b (ab)", "tail ab", "ab\n\nab"][kind]
+        texts.append(text + ("\x01ab" if i % 97 == 50 else ""))  # the hit byte itself, in a few blocks
+    tree = load_bytes(_messages(texts))
+    texts = [tree.search_text(n) for n in tree.nodes]
+    assert any("\x01" in text for text in texts) and any("\n" in text for text in texts)
+    for query in ["ab", "a", "b", "ab ab", ".*b", "(ab)", "x ab", "ab y", "xab", "b\x01ab", "\x01", "ab a.*b", "zz"]:
+        assert tree.search_index.matching(tokens_of(query)) == brute(tree, query), repr(query)
