@@ -3,22 +3,17 @@ and resolving an entry id, and the demo session's temporary copy. Commands impor
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
 import sys
-import tempfile
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from pitree.cli.progress import reading
-from pitree.session.gcpause import keep_out_of_collections
-from pitree.session.load import SessionBuilder
 from pitree.session.text import json_safe
-from pitree.session.tree import SessionTree
-from pitree.store.session_file import SessionFileError, load_session_fast
+
+if TYPE_CHECKING:
+    from pitree.session.load import SessionBuilder
+    from pitree.session.tree import SessionTree
 
 
 class CliError(Exception):
@@ -47,6 +42,9 @@ def console() -> Any:
 
 
 def load(path_s: str) -> tuple[Path, SessionTree]:
+    from pitree.session.gcpause import keep_out_of_collections
+    from pitree.store.session_file import SessionFileError
+
     path = Path(path_s).expanduser()
     try:
         # the texts stay on the entries: a one-shot command reads each once (`SessionBuilder`)
@@ -60,6 +58,9 @@ def load(path_s: str) -> tuple[Path, SessionTree]:
 def read_session(path: Path, texts_apart: bool = True) -> tuple[SessionTree, SessionBuilder]:
     """A one-shot read of the session at `path` (a last line without "\n" counts, as Pi reads it), its progress
     on stderr when that is a terminal and the read takes more than half a second. Raises SessionFileError."""
+    from pitree.cli.progress import reading
+    from pitree.store.session_file import load_session_fast
+
     show, clear = reading(path)
     try:
         return load_session_fast(path, show, final=True, texts_apart=texts_apart)
@@ -79,6 +80,10 @@ def resolve(tree: SessionTree, entry_id: str | None) -> Any:
 def demo_copy() -> Path:
     """Copy the shipped demo session to a fresh temporary folder, so the package is never modified; the folder
     is removed when this process exits (not by a forked parse child, which leaves through `os._exit`)."""
+    import atexit
+    import shutil
+    import tempfile
+    from importlib import resources
     folder = Path(tempfile.mkdtemp(prefix="pitree-demo-"))
     owner = os.getpid()
 

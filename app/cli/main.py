@@ -17,9 +17,9 @@ from typing import Any
 from pitree import __version__
 from pitree.cli.common import CliError, console, demo_copy, emit_json, load, resolve
 from pitree.ops.errors import OpError
-from pitree.session.layout import FILTERS, build_layout, stream_layout
 from pitree.session.text import json_safe, make_safe
-from pitree.store.session_file import EntryReader, SessionFileError
+
+# The session commands import the model where they run: `pitree ls` and the sessions browser start without it.
 
 SUBCOMMANDS = ("tree", "context", "compactions", "info", "usage", "export", "ls", "search", "branch", "label", "diff")
 
@@ -32,6 +32,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
+    from pitree.session.layout import build_layout, stream_layout
+
     path, tree = load(args.file)
     if args.json:
         from pitree.cli.report import tree_report_json
@@ -50,6 +52,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def cmd_context(args: argparse.Namespace) -> int:
     from pitree.cli.report import context_report
+    from pitree.store.session_file import EntryReader, SessionFileError
 
     path, tree = load(args.file)
     leaf = resolve(tree, args.leaf)
@@ -69,6 +72,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 def cmd_compactions(args: argparse.Namespace) -> int:
     from pitree.cli.report import compactions_report
+    from pitree.store.session_file import EntryReader
 
     path, tree = load(args.file)
     report = compactions_report(tree, EntryReader(path, tree))
@@ -117,6 +121,12 @@ def _add_file(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
+def _filters() -> tuple[str, ...]:
+    from pitree.session.layout import FILTERS
+
+    return FILTERS
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The subcommands' parser; with `command`, only that subcommand's module is imported (a fast start)."""
     parser = _Parser(
@@ -128,7 +138,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("tree", help="the tree as Pi's /tree draws it")
     _add_file(p)
-    p.add_argument("--filter", choices=FILTERS, default="default", help="which entries to show (Pi's filters)")
+    filters = _filters() if command in (None, "tree") else None  # only `tree` checks them
+    p.add_argument("--filter", choices=filters, default="default", help="which entries to show (Pi's filters)")
     p.add_argument("--search", metavar="Q", help="only entries matching all words of Q (Pi's search)")
     p.set_defaults(func=cmd_tree)
 
@@ -249,6 +260,7 @@ def open_explorer(path: Path, tui: OpenTui | None) -> int:
     if tui is None:
         _, tree = load(str(path))
         from pitree.cli.textout import print_tree
+        from pitree.session.layout import build_layout
 
         print_tree(console(), tree, build_layout(tree))
         return 0

@@ -282,13 +282,14 @@ def thread_sessions(infos: Sequence[SessionInfo]) -> list[tuple[SessionInfo, int
     the session its header's `parentSession` names (when that one is listed too), siblings and roots by last
     activity, newest first. Returns (session, depth) in display order; a parentSession loop is cut. An oh-my-pi
     subagent transcript (`<session minus .jsonl>/<agent>.jsonl`) hangs under its session the same way."""
-    by_path = {os.path.normpath(str(s.path)): s for s in infos}
+    normal = [os.path.normpath(str(s.path)) for s in infos]
+    by_path = dict(zip(normal, infos, strict=True))
     children: dict[int, list[SessionInfo]] = {}
     roots: list[SessionInfo] = []
-    for s in infos:
+    for s, path in zip(infos, normal, strict=True):
         parent = by_path.get(os.path.normpath(s.parent_session)) if s.parent_session else None
         if parent is None:  # an oh-my-pi subagent transcript (artifacts folder) hangs under the session it ran in
-            parent = by_path.get(os.path.normpath(os.path.dirname(str(s.path)) + ".jsonl"))
+            parent = by_path.get(os.path.dirname(path) + ".jsonl")
         if parent is None or parent is s:
             roots.append(s)
         else:

@@ -3,9 +3,11 @@
 - Location: `$PITREE_CACHE_DIR/sessions.sqlite3`, else platformdirs' user cache folder for `pitree` (the tree
   cache's rule). It is only a cache: deleting it costs one cold rebuild.
 - `sessions` is keyed by the file's absolute path; (size, mtime_ns, inode) decide whether a file changed. A file
-  that fails to load gets a row holding its error, retried once the file changes. `offset`, `digest` and `state`
-  let an appended file be read on from where it was indexed (`store.index_scan`); a NULL `state` means the file
-  is read whole when it changes.
+  that fails to load gets a row holding its error, retried once the file changes. `offset`, and `resume`'s
+  `digest` and `state`, let an appended file be read on from where it was indexed (`store.index_scan`); no
+  `state` means the file is read whole when it changes. `resume` is a table of its own (one row a session,
+  same `sid`): its states are kilobytes a session, and in `sessions` they spread its rows over a page each,
+  which every listing then read.
 - `docs` holds (text, entry_id, kind), a plain table: writing an FTS5 index of every text cost twice as long as
   reading the files, and search filters with LIKE anyway (`index_read`). A document's rowid is `sid << 32 | n`,
   so one session's documents are one rowid range, replaced, extended or deleted without scanning the table.
@@ -28,7 +30,9 @@ from pathlib import Path
 
 from pitree.cache_paths import cache_root
 
-SCHEMA_VERSION = 3  # 2: the agent that wrote the file (pi, omp); 3: offset, digest, state (append re-index)
+# 2: the agent that wrote the file (pi, omp); 3: offset, digest, state (append re-index); 4: digest and state in
+# `resume`
+SCHEMA_VERSION = 4
 DB_NAME = "sessions.sqlite3"
 
 _SCHEMA = f"""
@@ -44,10 +48,9 @@ CREATE TABLE IF NOT EXISTS sessions (
     last_activity REAL, created REAL, mtime_ms REAL, parent_session TEXT, agent TEXT,
     docs INTEGER NOT NULL DEFAULT 0,
     indexed_at REAL,
-    offset INTEGER NOT NULL DEFAULT 0,
-    digest BLOB,
-    state BLOB
+    offset INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS resume (sid INTEGER PRIMARY KEY, digest BLOB, state BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS sessions_id ON sessions(id);
 CREATE INDEX IF NOT EXISTS sessions_activity ON sessions(last_activity);
 CREATE TABLE IF NOT EXISTS docs (rowid INTEGER PRIMARY KEY, text TEXT NOT NULL, entry_id TEXT, kind TEXT);
@@ -123,6 +126,7 @@ class IndexDB:
         if version == SCHEMA_VERSION:
             conn.execute("SELECT sid FROM sessions LIMIT 1").fetchall()
             conn.execute("SELECT rowid FROM docs LIMIT 1").fetchall()
+            conn.execute("SELECT sid FROM resume LIMIT 1").fetchall()
             return
         # Decided under the write lock: read outside it, another process's schema committed between reading the
         # version and counting the tables looked like a foreign database, and deleting it broke that process.

@@ -41,8 +41,11 @@ class SearchHit:
 def under(path: str, root: str) -> bool:
     """`path` is in `root` or in one of its direct subfolders (what `find_session_files` scans), or in the
     artifacts folder of a session there."""
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    if path.startswith(prefix) and path.count(os.sep, len(prefix)) <= 1:  # the common case, without a stat
+        return True
     parent = os.path.dirname(path)
-    if parent == root or os.path.dirname(parent) == root:  # the common case, without a stat
+    if parent == root or os.path.dirname(parent) == root:
         return True
     while parent != root and os.path.isfile(parent + ".jsonl"):  # oh-my-pi's subagents: under their session
         parent = os.path.dirname(parent)

@@ -227,8 +227,8 @@ class SessionIndex(IndexDB, IndexReader):
     def _resume_point(conn: sqlite3.Connection, path: str) -> dict[str, Any] | None:
         """What reading on from the indexed prefix of `path` needs (None: read it whole)."""
         row = conn.execute(
-            "SELECT offset, digest, ino, state, name, entries, compactions FROM sessions"
-            " WHERE path = ? AND error IS NULL AND state IS NOT NULL",
+            "SELECT offset, digest, ino, state, name, entries, compactions FROM sessions JOIN resume USING (sid)"
+            " WHERE path = ? AND error IS NULL",
             (path,),
         ).fetchone()
         if row is None:
@@ -255,6 +255,7 @@ class SessionIndex(IndexDB, IndexReader):
                 row = conn.execute("SELECT sid FROM sessions WHERE path = ?", (path,)).fetchone()
                 if row is not None:
                     _drop_docs(conn, row[0])
+                    conn.execute("DELETE FROM resume WHERE sid = ?", (row[0],))
                     conn.execute("DELETE FROM sessions WHERE sid = ?", (row[0],))
             now = time.time()
             for item in batch:
@@ -287,8 +288,6 @@ class SessionIndex(IndexDB, IndexReader):
             info.agent if info else None,
             now,
             item.offset,
-            item.digest,
-            item.state,
         )
         row = conn.execute("SELECT sid, docs, offset FROM sessions WHERE path = ?", (item.path,)).fetchone()
         if item.appended and (row is None or row[2] != item.start):
@@ -301,18 +300,24 @@ class SessionIndex(IndexDB, IndexReader):
             conn.execute(
                 "UPDATE sessions SET size=?, mtime_ns=?, ino=?, error=?, id=?, cwd=?, name=?, first_message=?,"
                 " entries=?, branches=?, compactions=?, last_activity=?, created=?, mtime_ms=?,"
-                " parent_session=?, agent=?, indexed_at=?, offset=?, digest=?, state=? WHERE sid = ?",
+                " parent_session=?, agent=?, indexed_at=?, offset=? WHERE sid = ?",
                 (*values, sid),
             )
         else:
             cur = conn.execute(
                 "INSERT INTO sessions (path, size, mtime_ns, ino, error, id, cwd, name, first_message,"
                 " entries, branches, compactions, last_activity, created, mtime_ms, parent_session, agent,"
-                " indexed_at, offset, digest, state) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " indexed_at, offset) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (item.path, *values),
             )
             sid, ndocs = cur.lastrowid, 0
             assert sid is not None
+        if item.state is not None:
+            conn.execute(
+                "INSERT OR REPLACE INTO resume (sid, digest, state) VALUES (?,?,?)", (sid, item.digest, item.state)
+            )
+        else:
+            conn.execute("DELETE FROM resume WHERE sid = ?", (sid,))
         base = sid << SID_SHIFT
         # Entry documents continue after the stored ones; label documents after every label stored before.
         first_doc = item.first_doc if item.appended else 0

@@ -50,7 +50,12 @@ def _snapshot(db: Path) -> tuple[Any, ...]:
         rows = idx.sessions()
         docs = idx._conn().execute("SELECT entry_id, kind, text FROM docs ORDER BY rowid").fetchall()
         hits = idx.search("browser") + idx.search("re:sess.on")
-        return rows, sorted(docs), hits
+        resume = idx._conn().execute(
+            "SELECT path, offset, digest FROM sessions JOIN resume USING (sid) ORDER BY path"
+        ).fetchall()
+        orphans = idx._conn().execute("SELECT count(*) FROM resume WHERE sid NOT IN (SELECT sid FROM sessions)")
+        assert orphans.fetchone() == (0,), "a session's resume state goes with it"
+        return rows, sorted(docs), hits, resume
 
 
 def _fresh(path: Path, tmp_path: Path) -> tuple[Any, ...]:
@@ -165,7 +170,8 @@ def test_a_file_the_scan_does_not_model_is_read_whole_each_time(tmp_path: Path) 
     with SessionIndex(db) as idx:
         idx.refresh([path])
         # the scan gave up on the header and the tree loader read it: nothing to read on from
-        assert idx._conn().execute("SELECT state FROM sessions").fetchone() == (None,)
+        assert idx._conn().execute("SELECT count(*) FROM sessions").fetchone() == (1,)
+        assert idx._conn().execute("SELECT count(*) FROM resume").fetchone() == (0,)
         _append(path, to_bytes(_more(), with_header=False))
         stats = idx.refresh([path])
         assert (stats.updated, stats.appended) == (1, 0)

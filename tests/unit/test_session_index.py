@@ -528,3 +528,34 @@ def test_reading_while_another_thread_refreshes(store: dict[str, Any], index: Se
     assert not failures
     assert counts == sorted(counts)
     assert len(index.sessions()) == 34
+
+
+@pytest.mark.parametrize(
+    ("path", "root", "inside"),
+    [
+        ("/s/a.jsonl", "/s", True),
+        ("/s/--work--/a.jsonl", "/s", True),
+        ("/s/--work--/deeper/a.jsonl", "/s", False),
+        ("/sx/a.jsonl", "/s", False),  # a folder whose name starts with the root's
+        ("/s", "/s", False),
+        ("/a.jsonl", "/", True),
+        ("/x/a.jsonl", "/", True),
+        ("/x/y/a.jsonl", "/", False),
+        ("/s/--work--/sess/agent.jsonl", "/s", True),  # oh-my-pi's subagent, under its session `sess.jsonl`
+        ("/s/--work--/nosess/agent.jsonl", "/s", False),  # the same place with no session file beside it
+    ],
+)
+def test_under_is_the_root_its_subfolders_and_their_sessions_artifacts(
+    path: str, root: str, inside: bool, tmp_path: Path
+) -> None:
+    """`under` decides which indexed paths a folder's listing holds; it is checked on the file system only for
+    the artifacts folders (that `<folder>.jsonl` is a session file)."""
+    from pitree.store.index_read import under
+
+    base = str(tmp_path)
+    (tmp_path / "s" / "--work--").mkdir(parents=True)
+    (tmp_path / "s" / "--work--" / "sess.jsonl").write_text("")
+    if root == "/":
+        assert under(path, root) is inside
+    else:
+        assert under(base + path, base + root) is inside
