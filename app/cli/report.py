@@ -75,24 +75,31 @@ def problems_list(tree: SessionTree) -> list[dict[str, Any]]:
 
 def _rows(tree: SessionTree, rows: Iterable[Row | RowTuple], active: ActivePath) -> list[dict[str, Any]]:
     """The JSON rows. Inlined (`SessionTree.row_text`, `ActivePath`): this runs once per row of the session."""
-    row_text, on, text_of = tree.row_text, active.mask(), tree.at.texts.get
+    on, text_of, call_of = active.mask(), tree.at.texts.get, tree.calls.get
     last = len(on)
     out = []
     for row in rows:
         node = row[0]
         parent = node.parent
-        role = node.role
+        kind, role, _ = node._tag  # `Node.type` and `Node.role`, inlined
         idx = node.idx
         text = node._text  # `Node.text`, inlined
         if text is None:
             text = text_of(idx)
+        if role == "toolResult":  # `SessionTree.row_text`, inlined: the call it answers, when that is known
+            call_id = node._calls
+            call = call_of(call_id) if type(call_id) is str else None
+            if call is not None:
+                shown = call[1] if type(call) is tuple else call.call_text(call_id)
+                if shown is not None:
+                    text = shown
         out.append(
             {
                 "id": node.id,
                 "parentId": parent.id if parent is not None else None,
-                "type": node.type,
+                "type": kind,
                 "role": role,
-                "text": row_text(node) if role == "toolResult" else text,
+                "text": text,
                 "depth": row[1],
                 "onActivePath": idx < last and on[idx] == 1,
             }
