@@ -84,6 +84,7 @@ def demo_copy() -> Path:
     import shutil
     import tempfile
     from importlib import resources
+
     folder = Path(tempfile.mkdtemp(prefix="pitree-demo-"))
     owner = os.getpid()
 
