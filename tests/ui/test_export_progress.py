@@ -129,3 +129,53 @@ async def test_quitting_while_exporting_leaves_nothing(tmp_path: Path, monkeypat
         if thread is not threading.current_thread() and not thread.daemon:
             thread.join(5)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
+async def test_progress_that_comes_before_the_screen_is_mounted_is_shown_once_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The export thread's progress can arrive between the screen being pushed and its widgets being there: it
+    was a NoMatches that ended the export and left this screen up for good. Now the screen shows it on mount."""
+    path = _session(tmp_path, turns=3)
+    app = make_app(path)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        worker = app.run_worker(lambda: None, thread=True)
+        screen = ExportProgress(ExportChoice("md", tmp_path / "out.md", False, False), "abc", worker)
+        screen.update_progress(5, 10)  # not mounted yet: no widgets to update
+        await app.push_screen(screen)
+        await pilot.pause()
+        bar = screen.query_one(ProgressBar)
+        assert (bar.progress, bar.total) == (5, 10)
+        assert str(screen.query_one("#count").render()) == "5 of 10 entries"
+        screen.update_progress(7, 10)
+        assert bar.progress == 7
+
+
+async def test_an_export_that_fails_unexpectedly_says_so_and_takes_its_screen_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(export_progress, "SHOW_AFTER", 0.01)
+    path = _session(tmp_path, turns=30)
+    app = make_app(path)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await until(pilot, lambda: app.explorer.stree is not None)
+        _slow_reads(monkeypatch, 0.03)
+        real = EntryReader.entries
+        calls = [0]
+
+        def entries(self: EntryReader, nodes: list[Any], shape: Any = None) -> list[dict[str, Any]]:
+            calls[0] += 1
+            if calls[0] > 5:
+                raise RuntimeError("a bug")
+            return real(self, nodes, shape)
+
+        monkeypatch.setattr(EntryReader, "entries", entries)
+        explorer = app.explorer
+        assert explorer.stree is not None and explorer.reader is not None and explorer.stree.leaf is not None
+        out = tmp_path / "out.md"
+        choice = ExportChoice("md", out, False, False)
+        run_export(explorer, explorer.stree, explorer.reader, explorer.stree.leaf, choice)
+        await until(pilot, lambda: any("export failed: RuntimeError: a bug" in t for t in _titles(app)))
+        await until(pilot, lambda: not any(isinstance(s, ExportProgress) for s in app.screen_stack))
+        assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]

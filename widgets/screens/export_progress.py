@@ -42,6 +42,7 @@ class ExportProgress(ModalScreen[None]):
         super().__init__()
         self.choice, self.leaf_id, self.worker = choice, leaf_id, worker
         self.finished = self.left = False
+        self._progress: tuple[int, int] | None = None  # the latest (done, total)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -55,6 +56,17 @@ class ExportProgress(ModalScreen[None]):
             yield Static(Text("Esc stops the export; nothing is written", "dim"), id="keys")
 
     def update_progress(self, done: int, total: int) -> None:
+        self._progress = (done, total)
+        if self.is_mounted:  # else `on_mount` shows it: the export's progress can come before the screen's widgets
+            self._show_progress()
+
+    def on_mount(self) -> None:
+        self._show_progress()
+
+    def _show_progress(self) -> None:
+        if self._progress is None:
+            return
+        done, total = self._progress
         self.query_one(ProgressBar).update(total=max(total, 1), progress=done)
         if not self.worker.is_cancelled:
             self.query_one("#count", Static).update(Text(f"{done:,} of {total:,} entries"))
@@ -106,6 +118,9 @@ def run_export(owner: Widget, tree: SessionTree, reader: EntryReader, leaf: Node
             app.call_from_thread(finish, str(exc), "not exported", "warning")
         except ExportError as exc:
             app.call_from_thread(finish, str(exc), "not exported", "error")
+        except Exception as exc:  # a bug, said as such: the progress screen must not stay up over a dead export
+            app.call_from_thread(finish, f"export failed: {type(exc).__name__}: {exc}", "not exported", "error")
+            raise
         else:
             app.call_from_thread(finish, f"exported {written}", "export", "information")
 
