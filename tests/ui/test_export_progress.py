@@ -131,9 +131,7 @@ async def test_quitting_while_exporting_leaves_nothing(tmp_path: Path, monkeypat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
 
 
-async def test_progress_that_comes_before_the_screen_is_mounted_is_shown_once_it_is(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_progress_that_comes_before_the_screen_is_mounted_is_shown_once_it_is(tmp_path: Path) -> None:
     """The export thread's progress can arrive between the screen being pushed and its widgets being there: it
     was a NoMatches that ended the export and left this screen up for good. Now the screen shows it on mount."""
     path = _session(tmp_path, turns=3)

@@ -210,7 +210,7 @@ def test_blocks_of_common_words_are_marked_as_a_scan_finds(
         text = ["ab ab ab", "x\nab\ny", "cab", "no match here", "a.*b (ab)", "tail ab", "ab\n\nab"][kind]
         texts.append(text + ("\x01ab" if i % 97 == 50 else ""))  # the hit byte itself, in a few blocks
     tree = load_bytes(_messages(texts))
-    texts = [tree.search_text(n) for n in tree.nodes]
-    assert any("\x01" in text for text in texts) and any("\n" in text for text in texts)
+    searched = [tree.search_text(n) for n in tree.nodes]
+    assert any("\x01" in text for text in searched) and any("\n" in text for text in searched)
     for query in ["ab", "a", "b", "ab ab", ".*b", "(ab)", "x ab", "ab y", "xab", "b\x01ab", "\x01", "ab a.*b", "zz"]:
         assert tree.search_index.matching(tokens_of(query)) == brute(tree, query), repr(query)
