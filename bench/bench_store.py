@@ -75,16 +75,15 @@ from pitree.cli.index_refresh import index_newest_early
 index_newest_early(sys.argv[1])  # as `pitree` does before it imports Textual (a child indexes while this starts)
 from pitree.widgets.app import PitreeApp
 from pitree.widgets.screens.browser import BrowserScreen, BrowserState
-from textual.widgets import DataTable
 async def main():
     app = PitreeApp(None, watch=False, browser=BrowserState(session_dir=sys.argv[1], show_all=True))
     deadline = time.monotonic() + 600  # a refresh that failed never lists: fail, do not hang
     async with app.run_test(size=(160, 40)) as pilot:
-        while not (isinstance(app.screen, BrowserScreen) and app.screen.query_one(DataTable).row_count):
+        while not (isinstance(app.screen, BrowserScreen) and app.screen.query_one('#browser-table').row_count):
             await pilot.pause(0.005)
             if time.monotonic() > deadline:
                 sys.exit("no rows")
-        print(f"rows {app.screen.query_one(DataTable).row_count}", flush=True)
+        print(f"rows {app.screen.query_one('#browser-table').row_count}", flush=True)
         while app.screen.stats is None:
             await pilot.pause(0.02)
             if time.monotonic() > deadline:

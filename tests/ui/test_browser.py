@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from pitree.widgets.app import PitreeApp
 from pitree.widgets.screens.browser import BrowserScreen, BrowserState
-from textual.widgets import DataTable, Footer, Input
+from pitree.widgets.screens.rows_table import RowsTable
+from textual.widgets import Footer, Input
 
 from tests.sessions import assistant, header, user, write_session_file
 from tests.ui.test_app import cursor, until
@@ -81,7 +82,7 @@ async def test_open_a_session_and_come_back_with_escape(store: Path) -> None:
         assert list(app.screen.children) == [app.explorer, app.screen.query_one(Footer)]
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).rows)
-        table = browser(app).query_one(DataTable)
+        table = browser(app).query_one(RowsTable)
         assert table.cursor_row == 1  # the session just left stays selected
         await pilot.press("up", "enter")
         await until(pilot, lambda: app.explorer.stree is not None and app.explorer.path.name.endswith("aaaa1111.jsonl"))
@@ -251,40 +252,32 @@ async def test_the_console_holds_the_app_size(store: Path) -> None:
         await until(pilot, lambda: tuple(app.console.size) == (90, 25))
 
 
-async def test_older_sessions_are_added_below_without_a_relist_and_a_newer_one_relists(
-    store: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_relist_keeps_the_cursor_on_its_session_and_a_newer_one_shows_at_the_top(store: Path) -> None:
     from pitree.store.catalog import find_session_paths
 
     app = make(store)
     async with app.run_test(size=(160, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and browser(app).stats is not None)
         screen = browser(app)
-        table = screen.query_one(DataTable)
-        cleared: list[int] = []
-        real_clear = table.clear
+        table = screen.query_one(RowsTable)
+        await pilot.press("down")
+        chosen = screen.rows[1][0].path
 
-        def clear(*args: Any, **kw: Any) -> Any:
-            cleared.append(1)
-            return real_clear(*args, **kw)
+        def drawn(y: int) -> str:
+            return "".join(segment.text for segment in table.render_line(y))
 
-        monkeypatch.setattr(table, "clear", clear)
-
-        def listed() -> list[str]:
-            return [str(row.key.value) for row in table.ordered_rows]
-
-        before = listed()
         for i in range(3):  # older than every listed session: they go below
             _write(store, HERE, f"2025-06-0{i + 1}T00-00-00-000Z", f"0ld{i:05d}", [user("o", None, f"old {i}", t=1)])
         screen.index.refresh(find_session_paths(store), root=store)
         screen.show_sessions()
         await pilot.pause()
-        assert cleared == [] and listed()[: len(before)] == before and len(listed()) == len(before) + 3
-        assert listed() == [str(s.path) for s, _ in screen.rows]
+        assert table.rows is screen.rows and len(screen.rows) == 5
+        assert table.cursor_row == 1 and screen.state.selected == str(chosen)
+        assert "old 2" in drawn(5) or "old 0" in drawn(5)
 
         _write(store, HERE, "2026-02-01T00-00-00-000Z", "new00000", [user("n", None, "newest", t=99)])
         screen.index.refresh(find_session_paths(store), root=store)
         screen.show_sessions()
         await pilot.pause()
-        assert cleared == [1] and listed() == [str(s.path) for s, _ in screen.rows]
-        assert "new00000" in listed()[0]
+        assert "new00000" in str(screen.rows[0][0].path) and "newest" in drawn(1)  # the list at its top stays there
+        assert screen.rows[table.cursor_row][0].path == chosen and table.cursor_row == 2

@@ -70,7 +70,7 @@ async def test_the_browser_lists_omp_beside_pi(tmp_path: Path, monkeypatch: pyte
     sit under their session, and one opens like a session."""
     from pitree.widgets.app import PitreeApp
     from pitree.widgets.screens.browser import BrowserScreen, BrowserState
-    from textual.widgets import DataTable
+    from pitree.widgets.screens.rows_table import RowsTable
 
     from tests.unit.test_omp_cli import _store
 
@@ -89,7 +89,7 @@ async def test_the_browser_lists_omp_beside_pi(tmp_path: Path, monkeypatch: pyte
         rows = [(s.path.name, s.agent, depth) for s, depth in screen.rows]
         assert rows[0] == (store["parent"].name, "omp", 0) and rows[-1] == (store["pi"].name, "pi", 0)
         assert ("scout.jsonl", "omp", 1) in rows
-        table = screen.query_one(DataTable)
+        table = screen.query_one(RowsTable)
         assert [str(table.get_row_at(i)[-1]) for i in range(4)] == ["oh-my-pi", "oh-my-pi sub", "oh-my-pi sub", "pi"]
         table.move_cursor(row=1)
         await pilot.press("enter")

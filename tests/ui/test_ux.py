@@ -350,7 +350,7 @@ async def test_header_names_the_columns_over_them(demo: Path) -> None:
 
 async def test_search_hits_say_which_session_is_the_fork(tmp_path: Path) -> None:
     from pitree.widgets.screens.browser import BrowserScreen
-    from textual.widgets import DataTable
+    from pitree.widgets.screens.rows_table import RowsTable
 
     from tests.sessions import assistant
     from tests.ui.test_browser import HERE, _write, make
@@ -366,7 +366,7 @@ async def test_search_hits_say_which_session_is_the_fork(tmp_path: Path) -> None
         screen = app.screen
         await pilot.press("slash", *'"same answer"')
         await until(pilot, lambda: screen.mode == "hits" and len(screen.hits) == 2)
-        table = screen.query_one(DataTable)
+        table = screen.query_one(RowsTable)
         cells = {str(table.get_row_at(i)[0]) for i in range(2)}
         assert cells == {"the same question", "fork: the same question"}
         fork_row = next(i for i in range(2) if str(table.get_row_at(i)[0]).startswith("fork: "))

@@ -25,25 +25,20 @@ from pitree.store.index_thread import IndexRefresh
 from pitree.store.session_index import RefreshStats, SearchHit, SessionIndex
 from pitree.store.watch import watch_sessions
 from pitree.widgets.screens import browser_messages as msgs
-from pitree.widgets.screens.browser_columns import (
-    HIT_COLUMNS,
-    SessionsTable,
-    head_start,
-    hit_cells,
-    session_cells,
-    session_columns,
-)
+from pitree.widgets.screens.browser_columns import HIT_COLUMNS, head_start, hit_cells, session_cells, session_columns
+from pitree.widgets.screens.rows_table import RowsTable
+from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.widgets import Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 SEARCH_DELAY = 0.2  # seconds of no typing before a search runs
-# Seconds to the first relist while indexing adds rows, doubled after each one up to RELIST_MAX: a table of
-# thousands is rebuilt each time, and files are read newest first, so the rows on screen rarely change after the
+# Seconds to the first relist while indexing adds rows, doubled after each one up to RELIST_MAX: each one reads and
+# sorts the whole index again, and files are read newest first, so the rows on screen rarely change after the
 # first batch.
 RELIST_EVERY, RELIST_MAX = 2.0, 8.0
 STOPPED = "indexing stopped: the list holds what was read (it resumes when Pi writes)"
@@ -69,7 +64,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
     BrowserScreen #browser-head { height: auto; padding: 0 1; background: $panel; }
     BrowserScreen #browser-search { display: none; }
     BrowserScreen #browser-progress { height: 1; margin: 0 1; display: none; }
-    BrowserScreen DataTable { height: 1fr; }
+    BrowserScreen RowsTable { height: 1fr; }
     """
     # The refresh runs in a child process (see the module docstring); a test that stalls the reading in this
     # process sets it False.
@@ -97,8 +92,6 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self.hits: list[SearchHit] = []
         self.mode = "sessions"  # or "hits"
         self._columns_for = 0  # the width the session columns were chosen for
-        self._listed_columns: list[tuple[str, int]] = []  # and the columns themselves
-        self._listed_as_sessions = False  # whether the table holds `self.rows` (not search hits)
         self.refreshing = False
         self._refresh: IndexRefresh | None = None  # the running (or last) index refresh
         self._refresh_error: str | None = None
@@ -116,11 +109,11 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         yield Static(id="browser-head")
         yield Input(placeholder='search every session: words, "a phrase", re:regex — Enter opens', id="browser-search")
         yield ProgressBar(id="browser-progress", show_eta=False)
-        yield SessionsTable(cursor_type="row", zebra_stripes=True, id="browser-table")
+        yield RowsTable(id="browser-table")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).focus()
+        self.query_one(RowsTable).focus()
         self.show_sessions()
         self.refreshing = True
         # After the first frame: the refresh's process starting would otherwise compete with drawing the rows.
@@ -235,46 +228,26 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         return [s for s in everything if s.cwd == self.state.cwd]
 
     def show_sessions(self) -> None:
-        """List the sessions. When the rows listed are still the first rows, unchanged, under the same columns (an
-        index refresh adds older sessions below them), only the new rows are added: the table measures each cell
-        it is given, and listing thousands again at each step of a refresh kept the UI busy for seconds."""
+        """List the sessions, the cursor on the one selected (it keeps its place on screen when it can)."""
         self.mode = "sessions"
         self._listed_at = time.monotonic()
-        table = self.query_one(DataTable)
-        old = self.rows
         rows = thread_sessions(self._scoped())
         agents = {s.agent for s, _ in rows}
         columns = session_columns(self.size.width, self.state.show_all, agents)
-        self.rows = rows
-        same_table = self._listed_as_sessions and columns == self._listed_columns and table.row_count == len(old)
-        if same_table and rows[: len(old)] == old:
-            self._add_rows(table, len(old))
-            self._update_head()
-            return
-        keep = self.state.selected
-        table.clear(columns=True)
         self._columns_for = self.size.width
-        self._listed_columns = columns
-        self._listed_as_sessions = True
-        for name, width in columns:
-            table.add_column(name, key=name, width=width)
-        target = self._add_rows(table, 0, keep)
-        if self.rows:
-            table.move_cursor(row=target)
-        self._update_head()
-
-    def _add_rows(self, table: DataTable[object], start: int, keep: str | None = None) -> int:
-        """Add `self.rows[start:]` to the table; the row of the session whose path is `keep` (0 if none)."""
-        names = [name for name, _ in self._listed_columns]
+        self.rows = rows
+        keep, cursor = self.state.selected, 0
+        if keep is not None:
+            cursor = next((i for i, (s, _) in enumerate(rows) if str(s.path) == keep), 0)
+        names = [name for name, _ in columns]
         now = time.time()
-        target = 0
-        for i in range(start, len(self.rows)):
-            s, depth = self.rows[i]
-            cells = session_cells(s, depth, now)
-            table.add_row(*(cells[n] for n in names), key=str(s.path))
-            if keep is not None and str(s.path) == keep:
-                target = i
-        return target
+
+        def cells(row: tuple[SessionInfo, int]) -> list[str | Text]:
+            by_name = session_cells(row[0], row[1], now)
+            return [by_name[n] for n in names]
+
+        self.query_one(RowsTable).show(columns, rows, cells, cursor)
+        self._update_head()
 
     def _update_head(self, busy: str | None = None) -> None:
         busy = busy if busy is not None else self._busy()
@@ -299,23 +272,18 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self.query_one("#browser-head", Static).update(head, layout=shape != self._head_shape)
         self._head_shape = shape
 
-    @on(DataTable.RowHighlighted)
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if self.mode == "sessions" and event.row_key.value is not None:
-            self.state.selected = event.row_key.value
+    # The rows may be listed again between a key and its message: the message's row (a session's (info, depth),
+    # or a search hit) is the one to use, not what is at its position now.
+    @on(RowsTable.Highlighted)
+    def _highlighted(self, event: RowsTable.Highlighted) -> None:
+        if not isinstance(event.item, SearchHit):
+            self.state.selected = str(event.item[0].path)
 
-    @on(DataTable.RowSelected)
-    def _selected(self, event: DataTable.RowSelected) -> None:
+    @on(RowsTable.Selected)
+    def _selected(self, event: RowsTable.Selected) -> None:
         event.stop()
-        self._open(event.cursor_row)
-
-    def _open(self, row: int) -> None:
-        if self.mode == "sessions":
-            if 0 <= row < len(self.rows):
-                self.dismiss((self.rows[row][0].path, None))
-        elif 0 <= row < len(self.hits):
-            hit = self.hits[row]
-            self.dismiss((hit.path, hit.entry_id))
+        item = event.item
+        self.dismiss((item.path, item.entry_id) if isinstance(item, SearchHit) else (item[0].path, None))
 
     def action_toggle_scope(self) -> None:
         self.state.show_all = not self.state.show_all
@@ -345,7 +313,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
         self.state.query = ""
         self.workers.cancel_group(self, "browser-search")
         self.show_sessions()
-        self.query_one(DataTable).focus()
+        self.query_one(RowsTable).focus()
 
     @on(Input.Changed, "#browser-search")
     def _typed(self, event: Input.Changed) -> None:
@@ -360,10 +328,10 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
 
     @on(Input.Submitted, "#browser-search")
     def _submitted(self, event: Input.Submitted) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(RowsTable)
         table.focus()
         if self.mode == "hits" and self.hits and event.value == self.state.query:
-            self._open(table.cursor_row)
+            table.action_select()  # opens the hit under the cursor
 
     @work(thread=True, exclusive=True, group="browser-search", description="Searching sessions", exit_on_error=False)
     def run_search(self, query: str) -> None:
@@ -389,11 +357,7 @@ class BrowserScreen(Screen[tuple[Path, str | None] | None]):
             return  # typed on since
         self.mode = "hits"
         self.hits = message.hits
-        table = self.query_one(DataTable)
-        table.clear(columns=True)
-        self._listed_as_sessions = False
-        for name, width in HIT_COLUMNS:
-            table.add_column(name, key=name, width=width)
-        for i, hit in enumerate(message.hits):
-            table.add_row(*hit_cells(hit, self._by_path.get(str(hit.path))), key=str(i))
+        by_path = self._by_path
+        table = self.query_one(RowsTable)
+        table.show(HIT_COLUMNS, message.hits, lambda hit: hit_cells(hit, by_path.get(str(hit.path))))
         self._update_head(make_safe(message.error, keep_newlines=False) if message.error else None)

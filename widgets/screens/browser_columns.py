@@ -6,15 +6,13 @@ session files)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from pathlib import Path
 
 from pitree.session.summary_info import SessionInfo
 from pitree.session.text import human_size, make_safe
 from pitree.store.session_index import SearchHit
+from pitree.widgets.screens import rows_table
 from rich.text import Text
-from textual.widgets import DataTable
-from textual.widgets.data_table import RowKey
 
 AGENT_NAMES = {"pi": "pi", "omp": "oh-my-pi"}  # the agent column: which agent wrote the session
 
@@ -30,7 +28,7 @@ SESSION_COLUMNS = (
     ("agent", 12),
 )
 HIT_COLUMNS = (("session", 40), ("kind", 10), ("entry", 9), ("match", 100))
-PADDING = 2  # DataTable's cell padding, both sides
+PADDING = 2 * rows_table.PADDING  # a cell's padding, both sides
 SCROLLBAR = 2
 MIN_SESSION, MIN_CWD = 24, 12
 
@@ -121,13 +119,3 @@ def head_start(roots: list[Path], show_all: bool, cwd: str) -> Text:
     scope = "all folders" if show_all else f"this folder ({cwd})"
     head.append(f"  ·  {make_safe(scope, keep_newlines=False)} (Tab)")
     return head
-
-
-class SessionsTable(DataTable[str | Text]):
-    """The browser's table. Its columns all have a set width, so what a new row's cells measure changes nothing;
-    DataTable measures every cell of every row added all the same, which at thousands of sessions kept the UI
-    busy for over a second per listing while the index refresh was competing for the cores."""
-
-    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
-        fixed = not any(column.auto_width for column in self.columns.values())
-        super()._update_dimensions(() if fixed and not self._labelled_row_exists else new_rows)
