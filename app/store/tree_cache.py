@@ -10,9 +10,11 @@ cache never touches the session file. `PITREE_CACHE_DIR` moves it, `PITREE_NO_CA
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ FORMAT = 11  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and
 SEGMENT_MARSHAL = 2
 MAGIC = b"pitree\x00\x0b"  # the first 8 bytes of a cache file of this FORMAT
 MIN_BYTES = 2 << 20  # smaller files parse faster than the cache can be checked
+ORPHAN = re.compile(r"[0-9a-f]{32}\.tmp(\d+)")  # what `CacheWriter` and `first_screen.save` write before the rename
 SAMPLES = 32
 SAMPLE_BYTES = 256
 TAIL_BYTES = 4096
@@ -164,6 +167,27 @@ def segments(builder: SessionBuilder) -> list[bytes]:
     ]
 
 
+def remove_orphans(folder: Path) -> None:
+    """Remove the unfinished files (`<key>.tmp<pid>`, a tree cache or a kept first screen) that writers which died
+    left in the cache `folder` (a closed terminal, a kill): they would otherwise stay, as big as the tree they were
+    writing. A writer still running (its pid alive, or not ours to signal) keeps its file."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        found = ORPHAN.fullmatch(name)
+        if found is None or int(found[1]) == os.getpid():
+            continue
+        try:
+            os.kill(int(found[1]), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                os.unlink(folder / name)
+        except (OSError, OverflowError):
+            continue
+
+
 class CacheWriter:
     """Writes one cache file as the load goes: segments (marshalled columns of entries, in file order) to a temporary
     file, then a trailer naming the file they came from; renamed into place only when complete.
@@ -180,6 +204,7 @@ class CacheWriter:
             return
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
+            remove_orphans(target.parent)
             self._tmp = target.with_suffix(f".tmp{os.getpid()}")
             self._fh = open(self._tmp, "wb")
             self._fh.write(MAGIC)

@@ -183,3 +183,27 @@ def test_pi1_entries_survive_caching_and_the_parse_child(tmp_path: Path, monkeyp
     segment = marshal.loads(marshal.dumps(back.parse_segment(data[cut:]), 2))
     front.adopt_segment(segment, *back.segment_tail(cut))
     assert signature(front.tree) == signature(parsed)
+
+
+def test_a_writer_that_died_leaves_no_file_behind_once_another_writes(big: Path) -> None:
+    """A pitree killed while writing a cache (or a kept first screen) leaves `<key>.tmp<pid>`; the next writer in
+    that folder removes it, unless its writer is still running."""
+    import subprocess
+    import sys
+
+    folder = big.parent / "cache"
+    folder.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        key = "0123456789abcdef" * 2
+        orphan, running = folder / f"{key}.tmp{dead.stdout.strip()}", folder / f"{key}.tmp{alive.pid}"
+        other = folder / "sessions.sqlite3.tmp1"  # not a name the cache writes: never touched
+        for f in (orphan, running, other):
+            f.write_bytes(b"x" * 1000)
+        load_session_fast(big)
+        assert not orphan.exists() and running.exists() and other.exists()
+        assert tree_cache.load_cached(big) is not None  # the new cache was written all the same
+    finally:
+        alive.kill()
+        alive.wait()
