@@ -119,3 +119,21 @@ async def test_cells_are_cut_to_their_columns_and_never_read_as_markup() -> None
         assert line(table, 1)[14:22] == "      7 "
         assert line(table, 2).startswith(" a title far… ") and line(table, 2)[14:22] == " 12,345 "
         assert table.get_row_at(1)[0] == "a title far too long for its column"
+
+
+async def test_listed_before_it_has_a_size_the_cursor_shows_once_it_has_one() -> None:
+    """The browser lists its rows on mount, before layout (coming back from a session, the cursor on row 60)."""
+
+    class EarlyApp(TableApp):
+        def on_mount(self) -> None:
+            table = self.query_one(RowsTable)
+            assert table.size.height == 0
+            table.show(COLUMNS, list(range(100)), self.cells, cursor=60)
+
+    app = EarlyApp()
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.pause()
+        table = app.query_one(RowsTable)
+        top, rows = table.scroll_offset.y, table.scrollable_content_region.height - 1
+        assert table.cursor_row == 60 and top < 60 < top + rows - 1  # on screen, not at an edge
+        assert "row 60" in line(table, 60 - top + 1)

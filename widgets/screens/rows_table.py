@@ -97,6 +97,7 @@ class RowsTable(ScrollView, can_focus=True):
         self.cursor_row = 0
         self._lines: LRUCache[tuple[int, bool], Strip] = LRUCache(CACHED_ROWS)
         self._header: Strip | None = None
+        self._center_when_sized = False  # listed before it had a size (a screen coming back): centre the cursor
 
     @property
     def row_count(self) -> int:
@@ -111,7 +112,8 @@ class RowsTable(ScrollView, can_focus=True):
     ) -> None:
         """List `rows` (`cells(row)` gives a row's cells in column order, when it is drawn) with the cursor on row
         `cursor`. A table at its top stays there (a row that arrives first is seen); scrolled, the cursor keeps
-        its place on screen when it can, so rows that arrive above do not move the one the user is on."""
+        its place on screen when it can, so rows that arrive above do not move the one the user is on; listed
+        before it has a size (a screen coming back), the cursor's row is centred once it has one."""
         top = self.scroll_offset.y
         on_screen = self.cursor_row - top
         self.columns, self.rows, self._cells = list(columns), rows, cells
@@ -121,6 +123,7 @@ class RowsTable(ScrollView, can_focus=True):
         self.virtual_size = Size(width, len(rows) + 1)  # + the header
         self.cursor_row = max(0, min(cursor, len(rows) - 1))
         self.scroll_to(y=max(0, self.cursor_row - on_screen) if top else 0, animate=False, immediate=True)
+        self._center_when_sized = not self.size.height
         self._into_view()
         self.refresh()
         if rows:
@@ -147,6 +150,13 @@ class RowsTable(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
         elif self.cursor_row >= top + rows:
             self.scroll_to(y=self.cursor_row - rows + 1, animate=False, immediate=True)
+
+    def on_resize(self) -> None:
+        if self._center_when_sized and self.size.height:
+            self._center_when_sized = False
+            rows = max(1, self.scrollable_content_region.height - 1)
+            self.scroll_to(y=max(0, self.cursor_row - rows // 2), animate=False, immediate=True)
+        self._into_view()
 
     def _refresh_row(self, row: int) -> None:
         self.refresh_line(row + 1)  # in the rows' own coordinates: the header is line 0
