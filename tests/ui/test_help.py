@@ -1,5 +1,5 @@
 """Every key the help screen names exists: the tables' keys are bindings of the explorer, the tree, or the
-dialog the line is about; and the jump dialog's keys are all in the help."""
+dialog the line is about; and the jump dialog's keys and the sessions browser's are all in the help."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from importlib import resources
 
 from pitree.widgets.app import PitreeApp
 from pitree.widgets.explorer import Explorer
+from pitree.widgets.screens.browser import BrowserScreen
 from pitree.widgets.screens.jump_dialog import JumpDialog
+from pitree.widgets.screens.rows_table import RowsTable
 from pitree.widgets.tree_view import TreeView
 from textual.binding import Binding
 
@@ -57,4 +59,13 @@ def test_the_jump_dialogs_keys_are_in_the_help() -> None:
     para = help_md.split("The jump dialog says", 1)[1].split("\n\n", 1)[0]
     listed = {binding_name(k) for k in re.findall(r"(?:^|[ ,:\n])((?:Ctrl\+)?[A-Za-z]|Esc)(?= )", para)}
     for key in keys_of(JumpDialog.BINDINGS):
+        assert key in listed, key
+
+
+def test_the_sessions_browsers_keys_are_in_the_help() -> None:
+    help_md = (resources.files("pitree.assets") / "help.md").read_text(encoding="utf-8")
+    para = help_md.split("# Sessions browser", 1)[1].split("\n\n", 1)[0]
+    shown = re.findall(r"(?:^|[\s(])(↑|↓|PgUp|PgDn|Home|End|Enter|Esc|Tab|/|[a-z])(?=[ ),.;:])", para)
+    listed = {binding_name(k) for k in shown}
+    for key in keys_of(BrowserScreen.BINDINGS) | keys_of(RowsTable.BINDINGS):
         assert key in listed, key
