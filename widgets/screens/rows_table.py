@@ -144,8 +144,12 @@ class RowsTable(ScrollView, can_focus=True):
             self.post_message(self.Highlighted(self, row, self.rows[row]))
         self._into_view()
 
+    @property
+    def _rows_on_screen(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)  # less the header
+
     def _into_view(self) -> None:
-        top, rows = self.scroll_offset.y, max(1, self.scrollable_content_region.height - 1)
+        top, rows = self.scroll_offset.y, self._rows_on_screen
         if self.cursor_row < top:
             self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
         elif self.cursor_row >= top + rows:
@@ -154,8 +158,7 @@ class RowsTable(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         if self._center_when_sized and self.size.height:
             self._center_when_sized = False
-            rows = max(1, self.scrollable_content_region.height - 1)
-            self.scroll_to(y=max(0, self.cursor_row - rows // 2), animate=False, immediate=True)
+            self.scroll_to(y=max(0, self.cursor_row - self._rows_on_screen // 2), animate=False, immediate=True)
         self._into_view()
 
     def _refresh_row(self, row: int) -> None:
@@ -165,7 +168,7 @@ class RowsTable(ScrollView, can_focus=True):
         self.move_cursor(self.cursor_row + step)
 
     def action_page(self, direction: int) -> None:
-        self.move_cursor(self.cursor_row + direction * max(1, self.scrollable_content_region.height - 2))
+        self.move_cursor(self.cursor_row + direction * max(1, self._rows_on_screen - 1))  # one row stays in sight
 
     def action_cursor_to(self, row: int) -> None:
         self.move_cursor(row if row >= 0 else len(self.rows) - 1)
