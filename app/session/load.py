@@ -7,6 +7,7 @@ tailer found appended; `load_bytes` is the one-shot form. Pure: no file access h
 from __future__ import annotations
 
 import hashlib
+import zlib
 from typing import Any
 
 from pitree.session import dialect_omp
@@ -66,6 +67,10 @@ class SessionBuilder:
         self.tree = SessionTree()
         self.texts_apart = texts_apart
         self.size = 0  # bytes consumed so far (offset of the next line)
+        # The bytes consumed, as CRC-32s of consecutive spans: (end offset, crc of the bytes since the span
+        # before). A feed extends the last; the tree cache keeps them to check a file's prefix is still what
+        # was read. None: not known (segments adopted, until their reader says what they covered).
+        self.spans: list[tuple[int, int]] | None = [(0, 0)]
         self.next_line = 1
         self._seen_header = False
         self._no_header_reported = False
@@ -152,7 +157,12 @@ class SessionBuilder:
                 continue
             node = self._make_node(obj, base_idx + len(new), line, offset, length)
             new.append(node)
-        self.size += self._end_of(data, final)
+        end = self._end_of(data, final)
+        spans = self.spans
+        if spans is not None:
+            crc = zlib.crc32(data if end == len(data) else memoryview(data)[:end], spans[-1][1])
+            spans[-1] = (self.size + end, crc)
+        self.size += end
         if self.texts_apart and not sent:
             tree.at.take_texts(new)
         return new
@@ -178,6 +188,7 @@ class SessionBuilder:
         other._seen_header = True
         other._migrate_v1, other._migrate_v2 = self._migrate_v1, self._migrate_v2
         other.size = offset
+        other.spans = None  # the child keeps one CRC over all its chunks (`parse_child`)
         return other
 
     def parse_segment(self, data: bytes) -> Segment:
@@ -232,6 +243,7 @@ class SessionBuilder:
         tree.problems.extend(Problem(line + shift, _shifted(message, line, shift)) for line, message in problems)
         self.next_line += lines
         self.size += size
+        self.spans = None  # until the adopter says what the bytes were (`tree_cache`, `session_file`)
         return tree.add(nodes)
 
     @staticmethod

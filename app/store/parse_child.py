@@ -3,9 +3,10 @@
 Parsing is CPU-bound Python; with two cores the parts parse at once. The child sends its part as frames,
 one per `CHUNK` of lines it parsed: a 16-byte head (the frame's length, then the file offset the child has
 parsed up to) and a marshalled segment (`SessionBuilder.adopt_segment`'s arguments, lines counted from the
-chunk's start); an empty frame says it finished. A reader thread in the parent queues the frames as they
-come, so the parent can adopt them while the child still parses, and neither process ever holds the whole
-back part as entries or bytes.
+chunk's start); an empty frame says it finished, its second field then the CRC-32 of all the bytes it parsed
+(for the tree cache's check of the prefix, `SessionBuilder.spans`). A reader thread in the parent queues the
+frames as they come, so the parent can adopt them while the child still parses, and neither process ever holds
+the whole back part as entries or bytes.
 
 `fork_early` starts the child before the explorer imports Textual (time in which the second core would be
 idle); `load_session_fast` then takes it over with `take_early`. A child nobody took is killed at exit.
@@ -19,6 +20,7 @@ import marshal
 import os
 import queue
 import threading
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,6 +54,7 @@ class Child:
         self.builder = builder  # the header read; the parent feeds it [header end, split) and adopts the rest
         self.dialect = builder.tree.dialect  # how the child reads the entries: as the header says
         self.parsed = split  # the file offset the child has parsed up to (from the frames' heads)
+        self.crc = 0  # of the bytes [split, parsed), sent with the last frame
         self.pid = 0
         self.finished: bool | None = None  # True: every frame came; False: the pipe closed early
         self._frames: queue.SimpleQueue[bytes | bool] = queue.SimpleQueue()  # a bool ends it: `finished`
@@ -105,6 +108,7 @@ class Child:
                     break
                 n = int.from_bytes(head[:8], "little")
                 if n == 0:
+                    self.crc = int.from_bytes(head[8:], "little")
                     finished = True
                     break
                 frame = _read_exactly(fd, n)
@@ -132,8 +136,10 @@ def fork_child(path: Path, size: int, share: float = SHARE) -> Child | None:
         split = fh.tell()
     builder = SessionBuilder()
     builder.feed(first, final=False)
-    if not first.endswith(b"\n") or builder._migrate_v1 or split >= size or builder.size != len(first):
-        return None  # v1 ids depend on every earlier line
+    if not first.endswith(b"\n") or not builder._seen_header or builder._migrate_v1:
+        return None  # v1 ids depend on every earlier line; a first line that is no object leaves the version open
+    if split >= size or builder.size != len(first):
+        return None
     child = Child(path, (st.st_dev, st.st_ino), size, split, builder)
     read_fd, write_fd = os.pipe()
     _widen(write_fd)
@@ -143,8 +149,7 @@ def fork_child(path: Path, size: int, share: float = SHARE) -> Child | None:
         try:
             gc.disable()  # a short-lived process building many objects: collection is pure overhead
             os.close(read_fd)
-            _parse_part(path, builder, split, size, write_fd)
-            _send(write_fd, b"", size)
+            _send(write_fd, b"", _parse_part(path, builder, split, size, write_fd))
             code = 0
         finally:
             os._exit(code)
@@ -154,13 +159,15 @@ def fork_child(path: Path, size: int, share: float = SHARE) -> Child | None:
     return child
 
 
-def _parse_part(path: Path, builder: SessionBuilder, split: int, size: int, fd: int) -> None:
+def _parse_part(path: Path, builder: SessionBuilder, split: int, size: int, fd: int) -> int:
     """In the child: the complete lines of [split, size), `CHUNK` at a time, each chunk one frame; a torn last
-    line is left for the parent's tailer."""
+    line is left for the parent's tailer. Returns the CRC-32 of the bytes parsed."""
+    crc = 0
     with open(path, "rb") as fh:
         start = split
         for lines, _ in line_blocks(fh, split, size, CHUNK):
             if lines:
+                crc = zlib.crc32(lines, crc)
                 part = builder.continuation(start)
                 segment = part.parse_segment(lines)
                 builder.tree.dialect = part.tree.dialect  # found oh-my-pi's: so are the next chunks
@@ -172,6 +179,7 @@ def _parse_part(path: Path, builder: SessionBuilder, split: int, size: int, fd: 
                 # off in this process, would never free: ~90 KB a chunk, 55 MB over a 1 GB file. The youngest
                 # generation is only this chunk's survivors: a collection of it costs next to nothing.
                 gc.collect(0)
+    return crc
 
 
 # ---- the early fork -----------------------------------------------------------------------------------------

@@ -322,6 +322,7 @@ def _load_uncached(
         # else the file shrank while it was read, or an entry of the front made it oh-my-pi's after the child
         # began reading the back as Pi's: start again
         front_read = builder.size == split and builder.tree.dialect == child.dialect
+        front_spans = builder.spans
         if front_read:
             if cache is not None and cache.wants(builder.tree, builder):
                 cache.add_tree(builder)
@@ -346,6 +347,8 @@ def _load_uncached(
         if cache is not None:
             cache.clear()
         return load_session_progressive(path, report, cancelled, texts_apart=builder.texts_apart)
+    if front_spans is not None:
+        builder.spans = [*front_spans, (builder.size, child.crc)]  # the child's bytes, as it summed them
     if report is not None:
         report(size, size)
     builder.tree.finish_orphans()

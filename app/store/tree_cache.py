@@ -1,11 +1,12 @@
 """A cache of parsed trees in the user cache folder, so reopening a big session skips the parse.
 
-Keyed by the file's real path; valid while the file is the same file (device + inode), unchanged (same
-size and modification time), or grown while still starting with the bytes that were parsed (samples of
-the content at evenly spaced offsets, plus the last 4 KiB before the cached end). Sessions only grow, so a
-file that grew reuses the cached prefix and parses just the new lines. Anything else (rewritten, replaced,
-shrunk, another cache format) is a miss. Only v2/v3 files are cached; the
-cache never touches the session file. `PITREE_CACHE_DIR` moves it, `PITREE_NO_CACHE=1` turns it off.
+Keyed by the file's real path; valid while the file is the same file (device + inode), not shrunk, not
+rewritten at the same size, and still starting with the very bytes that were parsed: the cache keeps the
+CRC-32s the parse computed of them (`SessionBuilder.spans`), and a reopen reads the prefix again and checks
+them, in a thread on the other core while the segments are adopted (reading and summing release the
+interpreter). Sessions only grow, so a file that grew reuses the cached prefix and parses just the new lines.
+Anything else (rewritten anywhere, replaced, shrunk, another cache format) is a miss. Only v2/v3 files are
+cached; the cache never touches the session file. `PITREE_CACHE_DIR` moves it, `PITREE_NO_CACHE=1` turns it off.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import hashlib
 import marshal
 import os
 import re
-from collections.abc import Callable
+import threading
+import zlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +30,20 @@ from pitree.session.gcpause import BIG, gc_paused
 from pitree.session.load import SessionBuilder
 from pitree.session.tree import SessionTree
 
-FORMAT = 11  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`);
+FORMAT = 12  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`);
 # 9: Pi 1.x entries (system facts, context edits, usage of every source, `[title: …]` rows); 10: a segment's
-# entries as columns (`segment.py`), not a tuple each; 11: and the dialect they were read in
+# entries as columns (`segment.py`), not a tuple each; 11: and the dialect they were read in; 12: the CRC-32s of
+# the bytes read, not samples of them
 # marshal version 2 writes twice as fast as 4 (no table of shared objects); what that sharing saved, the
 # repeated strings, a segment holds once (its kinds and models).
 SEGMENT_MARSHAL = 2
-MAGIC = b"pitree\x00\x0b"  # the first 8 bytes of a cache file of this FORMAT
+MAGIC = b"pitree\x00\x0c"  # the first 8 bytes of a cache file of this FORMAT
 MIN_BYTES = 2 << 20  # smaller files parse faster than the cache can be checked
 ORPHAN = re.compile(r"[0-9a-f]{32}\.tmp(\d+)")  # what `CacheWriter` and `first_screen.save` write before the rename
-SAMPLES = 32
+SAMPLES = 32  # `fingerprint`'s, which the kept first screen checks
 SAMPLE_BYTES = 256
 TAIL_BYTES = 4096
+CHECK_BLOCK = 1 << 20  # bytes read at a time when checking a cached prefix
 SEGMENT_ROWS = 4096
 TRIM_SEGMENTS = 32  # segments adopted between two `return_freed_memory` calls
 
@@ -72,6 +77,29 @@ def fingerprint(fh: Any, size: int) -> bytes:
     return digest.digest()
 
 
+def _check(path: Path, spans: Sequence[tuple[int, int]], verdict: list[bool], stop: threading.Event) -> None:
+    """Append to `verdict` whether `path` still starts with bytes whose CRC-32s are `spans` (`SessionBuilder.spans`)."""
+    ok = False
+    try:
+        with open(path, "rb") as fh:
+            start = 0
+            for end, crc in spans:
+                got = 0
+                while start < end and not stop.is_set():
+                    block = fh.read(min(CHECK_BLOCK, end - start))
+                    if not block:
+                        return
+                    got = zlib.crc32(block, got)
+                    start += len(block)
+                if start != end or got != crc:
+                    return
+            ok = True
+    except (OSError, TypeError, ValueError):
+        return
+    finally:
+        verdict.append(ok)
+
+
 def has_cache(path: Path) -> bool:
     """Whether a cache file for `path` exists (cheap: not checked against the file; `load_cached` does that)."""
     target = _cache_file(path)
@@ -86,6 +114,8 @@ def load_cached(
     target = _cache_file(path)
     if target is None:
         return None
+    verdict: list[bool] = []  # the check of the file's prefix (`_check`), once it is done
+    stop = threading.Event()
     try:
         with open(target, "rb") as cache:
             end = cache.seek(0, os.SEEK_END)
@@ -100,15 +130,16 @@ def load_cached(
             data = marshal.loads(cache.read(trailer))
             if not isinstance(data, tuple) or len(data) != 7 or data[0] != FORMAT:
                 return None
-            _, ident, size, sample, header, version, lengths = data
+            _, ident, size, spans, header, version, lengths = data
             st = os.stat(path)
             if ident[:2] != (st.st_dev, st.st_ino) or st.st_size < size or st.st_mtime_ns < ident[2]:
                 return None
             if st.st_size == ident[3] and st.st_mtime_ns != ident[2]:
                 return None  # same size, touched since: rewritten in place
-            with open(path, "rb") as fh:
-                if fingerprint(fh, size) != sample:
-                    return None
+            if not spans or spans[-1][0] != size:
+                return None
+            checker = threading.Thread(target=_check, args=(path, spans, verdict, stop), daemon=True)
+            checker.start()
             builder = SessionBuilder(texts_apart)
             with open(path, "rb") as fh:
                 slot = title_slot_of(fh.read(SLOT))  # oh-my-pi's title slot is not in the cache: it changes in place
@@ -117,6 +148,8 @@ def load_cached(
             builder.restore_header(header, version)
             cache.seek(len(MAGIC))
             for k, n in enumerate(lengths, 1):  # one segment in memory at a time
+                if verdict and not verdict[0]:
+                    return None  # the file is not what was cached: stop adopting now
                 blob = cache.read(n)
                 with gc_paused(big=n > BIG):
                     segment, skipped, problems, lines, consumed, dialect = marshal.loads(blob)
@@ -127,10 +160,14 @@ def load_cached(
                     return_freed_memory()  # the segments read so far: else a big reopen peaks ~50 MB higher
                 if progress is not None:
                     progress(builder.size, st.st_size)
-    except (OSError, ValueError, EOFError, TypeError):
+            checker.join()
+    except (OSError, ValueError, EOFError, TypeError, IndexError):
         return None
-    if builder.size != size:
+    finally:
+        stop.set()  # a load given up ends its check too
+    if builder.size != size or verdict != [True]:
         return None
+    builder.spans = [(end, crc) for end, crc in spans]
     tree = builder.tree
     tree.problems = list(dict.fromkeys(tree.problems))  # linking found the tree's own notes again
     return builder
@@ -193,8 +230,8 @@ class CacheWriter:
     file, then a trailer naming the file they came from; renamed into place only when complete.
 
     Layout: MAGIC, the segments back to back, the trailer (marshal of FORMAT, the file's identity, the bytes
-    covered, a fingerprint of them, header, version and the segments' lengths), the trailer's length (8
-    bytes). Best effort throughout: a failure only costs speed, and leaves no file behind."""
+    covered, their CRC-32s (`SessionBuilder.spans`), header, version and the segments' lengths), the trailer's
+    length (8 bytes). Best effort throughout: a failure only costs speed, and leaves no file behind."""
 
     def __init__(self, source: Path, target: Path, file_size: int) -> None:
         self.source, self.target = source, target
@@ -218,8 +255,14 @@ class CacheWriter:
         return cls(path, target, file_size) if target is not None else None
 
     def wants(self, tree: SessionTree, builder: SessionBuilder) -> bool:
-        """Whether this tree will be cached (so its segments are worth making)."""
-        return self._fh is not None and builder.size >= MIN_BYTES and tree.version >= 2 and tree.header is not None
+        """Whether this tree will be cached (so its segments are worth making): its bytes' CRCs known among the rest."""
+        return (
+            self._fh is not None
+            and builder.size >= MIN_BYTES
+            and tree.version >= 2
+            and tree.header is not None
+            and builder.spans is not None
+        )
 
     def add(self, blob: bytes | bytearray) -> None:
         if self._fh is None:
@@ -252,14 +295,12 @@ class CacheWriter:
             return
         try:
             st = os.stat(self.source)
-            with open(self.source, "rb") as fh:
-                sample = fingerprint(fh, builder.size)
             trailer = marshal.dumps(
                 (
                     FORMAT,
                     (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size),
                     builder.size,
-                    sample,
+                    builder.spans,
                     tree.header,
                     tree.version,
                     self.segments,

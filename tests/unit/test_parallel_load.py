@@ -41,6 +41,7 @@ def test_a_parallel_load_caches_both_halves_without_a_second_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import marshal
+    import zlib
 
     from pitree.store import tree_cache
 
@@ -64,6 +65,10 @@ def test_a_parallel_load_caches_both_halves_without_a_second_pass(
     blob = cache_file.read_bytes()
     trailer = marshal.loads(blob[len(blob) - 8 - int.from_bytes(blob[-8:], "little") : -8])
     assert len(trailer[-1]) == 2  # two segments: the front half and the child's payload
+    (front_end, front_crc), (back_end, back_crc) = trailer[3]  # the bytes each process read, as it summed them
+    on_disk = path.read_bytes()
+    assert back_end == len(on_disk) and front_crc == zlib.crc32(on_disk[:front_end])
+    assert back_crc == zlib.crc32(on_disk[front_end:])
     assert tree_cache.load_cached(path) is not None
     warm, warm_builder = load_session_fast(path)
     slow, slow_builder = load_session_progressive(path)

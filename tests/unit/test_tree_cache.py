@@ -86,6 +86,42 @@ def test_changed_file_misses(big: Path, change: str) -> None:
     assert signature(load_session_fast(big)[0]) == signature(load_session_progressive(big)[0])
 
 
+@pytest.mark.writes_session  # the test changes the session in place, as another writer would
+def test_a_byte_changed_anywhere_misses_even_when_the_file_grew_after(big: Path) -> None:
+    """The cache checks every byte it was made from (the CRC-32s the parse computed), not samples of them: one
+    letter changed in place far from any sample, then a line appended, is a miss, not the old text shown."""
+    load_session_fast(big)
+    data = bytearray(big.read_bytes())
+    size = len(data)
+    sampled = {size * i // tree_cache.SAMPLES + k for i in range(tree_cache.SAMPLES) for k in range(256)}
+    texts = [i + 8 for i in range(size) if data[i : i + 10] == b'"text":"a1' and data[i + 12] == ord('"')]  # a1NN
+    at = next(i for i in texts if not sampled & set(range(i, i + 4)))  # one between two of the old samples
+    number = data[at + 1 : at + 4].decode()
+    data[at] = ord("Z")
+    with open(big, "r+b") as fh:  # in place: same file, same size, then grown
+        fh.write(data)
+    with open(big, "ab") as fh:
+        fh.write(orjson.dumps(assistant("new1", "dup", "appended")) + b"\n")
+    assert tree_cache.load_cached(big) is None
+    tree, _ = load_session_fast(big)
+    assert tree.by_id[f"e0000{number}"].text == f"assistant: Z{number}"
+    assert signature(tree) == signature(load_session_progressive(big)[0])
+
+
+@pytest.mark.writes_session  # the test appends, as Pi would
+def test_a_grown_file_reuses_the_cache_and_checks_every_cached_byte(big: Path) -> None:
+    load_session_fast(big)
+    with open(big, "ab") as fh:
+        fh.write(orjson.dumps(assistant("new1", "dup", "appended")) + b"\n")
+    read: list[int] = []
+    real = tree_cache.zlib.crc32
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tree_cache.zlib, "crc32", lambda data, crc=0: read.append(len(data)) or real(data, crc))
+        builder = tree_cache.load_cached(big)
+    assert builder is not None and sum(read) == builder.size < big.stat().st_size
+    assert builder.spans is not None and builder.spans[-1][0] == builder.size
+
+
 def test_disabled_and_corrupt_cache(big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     load_session_fast(big)
     for f in (big.parent / "cache").iterdir():
