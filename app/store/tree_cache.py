@@ -43,7 +43,9 @@ ORPHAN = re.compile(r"[0-9a-f]{32}\.tmp(\d+)")  # what `CacheWriter` and `first_
 SAMPLES = 32  # `fingerprint`'s, which the kept first screen checks
 SAMPLE_BYTES = 256
 TAIL_BYTES = 4096
-CHECK_BLOCK = 1 << 20  # bytes read at a time when checking a cached prefix
+# Bytes read and summed at a time when checking a cached prefix: the checking thread takes the interpreter lock
+# back after each read and each sum, and waits up to a switch interval (5 ms) for it while the adopting thread runs.
+CHECK_BLOCK = 16 << 20
 SEGMENT_ROWS = 4096
 TRIM_SEGMENTS = 32  # segments adopted between two `return_freed_memory` calls
 
@@ -81,16 +83,17 @@ def _check(path: Path, spans: Sequence[tuple[int, int]], verdict: list[bool], st
     """Append to `verdict` whether `path` still starts with bytes whose CRC-32s are `spans` (`SessionBuilder.spans`)."""
     ok = False
     try:
-        with open(path, "rb") as fh:
+        with open(path, "rb", buffering=0) as fh:
+            buffer = memoryview(bytearray(CHECK_BLOCK))
             start = 0
             for end, crc in spans:
                 got = 0
                 while start < end and not stop.is_set():
-                    block = fh.read(min(CHECK_BLOCK, end - start))
-                    if not block:
+                    n = fh.readinto(buffer[: min(CHECK_BLOCK, end - start)])
+                    if not n:
                         return
-                    got = zlib.crc32(block, got)
-                    start += len(block)
+                    got = zlib.crc32(buffer[:n], got)
+                    start += n
                 if start != end or got != crc:
                     return
             ok = True
