@@ -37,6 +37,31 @@ def test_two_halves_equal_one_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert fast.get("late-kid").parent.id == "late-parent"
 
 
+@pytest.mark.parametrize("first", [b"not json\n", b"\n"])
+def test_a_first_line_that_is_no_object_loads_in_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: bytes
+) -> None:
+    """The header (or its absence, and with it the version and v1's ids) is the first object: with none on line 1
+    the child could not know how to read its part, so there is none; the "no header" note and the ids hold."""
+    import orjson
+
+    monkeypatch.setenv("PITREE_NO_CACHE", "1")
+    monkeypatch.setattr(parse_child, "MIN_BYTES", 1)
+    entries = [
+        {"type": "message", "timestamp": "2026-01-01T00:00:01.000Z", "message": {"role": "user", "content": f"m{i}"}}
+        for i in range(300)
+    ]  # no ids: a v1 file, whose ids pitree derives in order
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(first + b"".join(orjson.dumps(e) + b"\n" for e in entries))
+    forks: list[int] = []
+    real_fork = session_file.os.fork
+    monkeypatch.setattr(session_file.os, "fork", lambda: forks.append(1) or real_fork())
+    fast, _ = load_session_fast(path)
+    slow, _ = load_session_progressive(path)
+    assert forks == [] and signature(fast) == signature(slow)
+    assert any("no session header" in p.message for p in fast.problems) and fast.version == 1
+
+
 def test_a_parallel_load_caches_both_halves_without_a_second_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
