@@ -240,7 +240,7 @@ class SessionBuilder:
         if self.texts_apart:
             tree.at.take_texts(nodes)
         tree.skipped.extend(Skipped(line + shift, reason) for line, reason in skipped)
-        tree.problems.extend(Problem(line + shift, _shifted(message, line, shift)) for line, message in problems)
+        tree.problems.extend(Problem(line + shift, shifted_note(message, line, shift)) for line, message in problems)
         self.next_line += lines
         self.size += size
         self.spans = None  # until the adopter says what the bytes were (`tree_cache`, `session_file`)
@@ -310,8 +310,9 @@ class SessionBuilder:
         self._pending_first_kept = still
 
 
-def _shifted(message: str, line: int, shift: int) -> str:
-    """A note made in a segment counted from line 1 that ends with its entry's `line_id`, for the real line."""
+def shifted_note(message: str, line: int, shift: int) -> str:
+    """A note made in a segment counted from line 1 that ends with its entry's `line_id`, for the real line (and
+    with a negative `shift`, a real line's note as a segment counts it)."""
     old = line_id(line)
     if shift and message.endswith(" " + old):
         return message[: -len(old)] + line_id(line + shift)

@@ -50,8 +50,9 @@ def line_id(line: int) -> str:
     return f"~L{line}"
 
 
-def pack(nodes: list[Node]) -> Segment:
-    """`nodes`, a run of one tree's entries (consecutive in file order), as a segment's columns."""
+def pack(nodes: list[Node], shift: int = 0) -> Segment:
+    """`nodes`, a run of one tree's entries (consecutive in file order), as a segment's columns; with `shift`, its
+    lines counted from line `shift` + 1 (as `unpack` reads a segment that follows `shift` lines)."""
     if not nodes:
         return ([], [], b"", b"", b"", b"", [], b"", [], ("I", b""), b"", b"", [], b"", {}, [])
     first = nodes[0]
@@ -72,10 +73,17 @@ def pack(nodes: list[Node]) -> Segment:
     numbers: dict[int, int] = {0: 0}  # the columns' model numbers, numbered again for this segment
     model_of = array("I", [numbers.setdefault(k, len(numbers)) for k in at.model[a:b]])
     pairs, metas = at.models, at.meta
+    ids = [n.id for n in nodes]
+    lines = at.line[a:b]
+    if shift:
+        lines = array("q", [line - shift for line in lines])
+        for k, (n, tag) in enumerate(zip(nodes, tags, strict=True)):
+            if tag[2] & SYNTHETIC_ID and n.id == line_id(lines[k] + shift):
+                ids[k] = line_id(lines[k])  # named after its line: as a segment counts it
     return (
-        [n.id for n in nodes],
+        ids,
         [n.parent_id for n in nodes],
-        _q(at.line[a:b]),
+        _q(lines),
         _q(at.offset[a:b]),
         _q(at.length[a:b]),
         at.ts[a:b].tobytes(),

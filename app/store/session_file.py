@@ -223,12 +223,15 @@ def _load_fast(
 ) -> tuple[SessionTree, SessionBuilder]:
     size = st.st_size
     early = parse_child.take_early(path, st)
-    cached = tree_cache.load_cached(path, progress, texts_apart)
-    if cached is not None:  # only what was appended since needs parsing
+    hit = tree_cache.read_cache(path, progress, texts_apart)
+    if hit is not None:  # only what was appended since needs parsing
         if early is not None:
             early.kill()
-        _feed_lines(path, cached, None, progress, cancelled, size)
-        tree, builder = cached.tree, cached
+        builder = hit[0]
+        _feed_lines(path, builder, None, progress, cancelled, size)
+        if save_cache:
+            tree_cache.extend(path, builder, hit[1])
+        tree = builder.tree
     else:
         if early is not None:
             size = early.size

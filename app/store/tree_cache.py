@@ -19,6 +19,7 @@ import re
 import threading
 import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from pitree.session import segment as segment_columns
 from pitree.session.dialect_omp import SLOT_BYTES as SLOT
 from pitree.session.dialect_omp import title_slot_of
 from pitree.session.gcpause import BIG, gc_paused
-from pitree.session.load import SessionBuilder
+from pitree.session.load import SessionBuilder, shifted_note
 from pitree.session.tree import SessionTree
 
 FORMAT = 12  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`);
@@ -43,10 +44,11 @@ ORPHAN = re.compile(r"[0-9a-f]{32}\.tmp(\d+)")  # what `CacheWriter` and `first_
 SAMPLES = 32  # `fingerprint`'s, which the kept first screen checks
 SAMPLE_BYTES = 256
 TAIL_BYTES = 4096
-# Bytes read and summed at a time when checking a cached prefix: the checking thread takes the interpreter lock
-# back after each read and each sum, and waits up to a switch interval (5 ms) for it while the adopting thread runs.
-CHECK_BLOCK = 16 << 20
+CHECK_BLOCK = 16 << 20  # bytes a check reads at a time: it waits for the interpreter lock after each read and sum
 SEGMENT_ROWS = 4096
+# A cache read on from is written again once what was read since is 1/EXTEND_SHARE of what it held (and MIN_BYTES):
+# copying its segments costs a small part of parsing the same bytes, but not nothing (~200 MB at 1M entries).
+EXTEND_SHARE = 64
 TRIM_SEGMENTS = 32  # segments adopted between two `return_freed_memory` calls
 
 
@@ -109,11 +111,31 @@ def has_cache(path: Path) -> bool:
     return target is not None and target.is_file()
 
 
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A cache read: where and as what file (`extend` copies only that), its segments' lengths and what they hold."""
+
+    target: Path
+    stat: tuple[int, int, int]  # the cache file's inode, size and modification time
+    lengths: list[int]
+    entries: int
+    lines: int
+    size: int
+
+
 def load_cached(
     path: Path, progress: Callable[[int, int], None] | None = None, texts_apart: bool = True
 ) -> SessionBuilder | None:
     """A builder holding the cached tree of `path`'s first N bytes (the caller feeds the rest), or None;
     `progress(bytes of the file covered so far, file size)` after each segment; `texts_apart`: `SessionBuilder`'s."""
+    hit = read_cache(path, progress, texts_apart)
+    return hit[0] if hit is not None else None
+
+
+def read_cache(
+    path: Path, progress: Callable[[int, int], None] | None = None, texts_apart: bool = True
+) -> tuple[SessionBuilder, Hit] | None:
+    """`load_cached`, and what the cache held (for `extend`)."""
     target = _cache_file(path)
     if target is None:
         return None
@@ -121,6 +143,7 @@ def load_cached(
     stop = threading.Event()
     try:
         with open(target, "rb") as cache:
+            held = os.fstat(cache.fileno())
             end = cache.seek(0, os.SEEK_END)
             cache.seek(0)
             if end < 16 or cache.read(len(MAGIC)) != MAGIC:
@@ -173,11 +196,39 @@ def load_cached(
     builder.spans = [(end, crc) for end, crc in spans]
     tree = builder.tree
     tree.problems = list(dict.fromkeys(tree.problems))  # linking found the tree's own notes again
-    return builder
+    stat = (held.st_ino, held.st_size, held.st_mtime_ns)
+    return builder, Hit(target, stat, list(lengths), len(tree.nodes), builder.next_line - 1, size)
 
 
-def segments(builder: SessionBuilder) -> list[bytes]:
-    """The tree read so far by `builder` as cache segments: what `SessionBuilder.adopt_segment` takes.
+def extend(path: Path, builder: SessionBuilder, hit: Hit) -> None:
+    """Write `path`'s cache again once `builder` read on from a cache (`hit`) by a good part of what it held: its
+    segments copied as they are, then the entries read since. A session that keeps growing is then parsed from
+    where its cache ends, not from where the first one ended, at every open."""
+    if builder.size - hit.size < max(MIN_BYTES, hit.size // EXTEND_SHARE):
+        return  # the copy would cost more than parsing what is new again
+    writer = CacheWriter(path, hit.target, builder.size)
+    try:
+        if not writer.wants(builder.tree, builder):
+            return
+        with open(hit.target, "rb") as old:
+            st = os.fstat(old.fileno())
+            if (st.st_ino, st.st_size, st.st_mtime_ns) != hit.stat:
+                return  # another pitree wrote the cache since it was read
+            old.seek(len(MAGIC))
+            writer.copy(old, hit.lengths)
+        for blob in segments(builder, hit.entries, hit.lines, hit.size):
+            writer.add(blob)
+        writer.finish(builder.tree, builder)
+    except OSError:
+        return
+    finally:
+        writer.close()
+
+
+def segments(builder: SessionBuilder, first: int = 0, lines_before: int = 0, size_before: int = 0) -> list[bytes]:
+    """The tree read so far by `builder` as cache segments: what `SessionBuilder.adopt_segment` takes. From entry
+    `first` on, when segments written before hold the entries before it and the first `lines_before` lines and
+    `size_before` bytes: the segments that follow those (lines counted from there, as a segment's are).
 
     The same shape as the payloads of the child that parses a big file's back half, so a parallel load's
     cache is the front half's segments followed by those payloads unchanged. Each holds `SEGMENT_ROWS`
@@ -186,19 +237,23 @@ def segments(builder: SessionBuilder) -> list[bytes]:
     then holds one small segment at a time, and the strings the tree keeps from each are not spread over the
     memory the rest of the segment leaves free (one segment of a million entries left ~100 MB of holes)."""
     tree = builder.tree
-    skipped = [(s.line, s.reason) for s in tree.skipped]
-    problems = [(p.line, p.message) for p in tree.problems if "is not in the file" not in p.message]
+    skipped = [(s.line - lines_before, s.reason) for s in tree.skipped if s.line > lines_before]
+    problems = [
+        (p.line - lines_before, shifted_note(p.message, p.line, -lines_before))
+        for p in tree.problems
+        if p.line > lines_before and "is not in the file" not in p.message
+    ]
     nodes = tree.nodes
-    parts = [nodes[i : i + SEGMENT_ROWS] for i in range(0, len(nodes), SEGMENT_ROWS)] or [[]]
+    parts = [nodes[i : i + SEGMENT_ROWS] for i in range(first, len(nodes), SEGMENT_ROWS)] or [[]]
     last = len(parts) - 1
     return [
         marshal.dumps(
             (
-                segment_columns.pack(part),
+                segment_columns.pack(part, lines_before),
                 skipped if i == 0 else [],  # first: the notes come before those linking the entries makes again
                 problems if i == 0 else [],
-                builder.next_line - 1 if i == last else 0,
-                builder.size if i == last else 0,
+                builder.next_line - 1 - lines_before if i == last else 0,
+                builder.size - size_before if i == last else 0,
                 tree.dialect,
             ),
             SEGMENT_MARSHAL,
@@ -275,6 +330,19 @@ class CacheWriter:
             self.segments.append(len(blob))
         except OSError:
             self.close()
+
+    def copy(self, source: Any, lengths: list[int]) -> None:
+        """The segments of another cache file, read from `source` (at its first segment) as they are."""
+        if self._fh is None:
+            return
+        left = sum(lengths)
+        while left:
+            block = source.read(min(left, 1 << 20))
+            if not block:
+                raise OSError("the cache file ended early")
+            self._fh.write(block)
+            left -= len(block)
+        self.segments.extend(lengths)
 
     def add_tree(self, builder: SessionBuilder) -> None:
         """The tree read so far by `builder`, as `segments`."""

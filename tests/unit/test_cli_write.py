@@ -257,7 +257,7 @@ def test_write_commands_read_the_file_as_the_others_do(tmp_path: Path, monkeypat
     data = to_bytes(chain(5))
     path.write_bytes(data[:-1])  # no newline after the last line
     asked: list[Path] = []
-    real = tree_cache.load_cached
-    monkeypatch.setattr(tree_cache, "load_cached", lambda p, *a, **k: asked.append(p) or real(p, *a, **k))
+    real = tree_cache.read_cache
+    monkeypatch.setattr(tree_cache, "read_cache", lambda p, *a, **k: asked.append(p) or real(p, *a, **k))
     tree, size = write._load(path)
     assert asked == [path] and size == len(data) - 1 and tree.leaf is not None and tree.leaf.id == "e0000004"

@@ -83,7 +83,9 @@ def test_a_parallel_load_caches_both_halves_without_a_second_pass(
     path.write_bytes(data[:middle] + b"\n[1]\n" + data[middle:])
     calls: list[int] = []
     real_pack = tree_cache.segment_columns.pack
-    monkeypatch.setattr(tree_cache.segment_columns, "pack", lambda nodes: calls.append(len(nodes)) or real_pack(nodes))
+    monkeypatch.setattr(
+        tree_cache.segment_columns, "pack", lambda nodes, *shift: calls.append(len(nodes)) or real_pack(nodes, *shift)
+    )
     cold, _ = load_session_fast(path)
     assert len(calls) == 1 and calls[0] < len(cold.nodes)  # only the front half was packed again
     (cache_file,) = (tmp_path / "cache").iterdir()

@@ -122,6 +122,58 @@ def test_a_grown_file_reuses_the_cache_and_checks_every_cached_byte(big: Path) -
     assert builder.spans is not None and builder.spans[-1][0] == builder.size
 
 
+@pytest.mark.writes_session  # the test appends, as Pi would
+def test_a_cache_read_on_from_is_extended_once_enough_was_appended(big: Path) -> None:
+    """A session that keeps growing is parsed from where its cache ends: a reopen that read on from the cache by
+    enough writes it again (its segments copied, the new entries added), with the new lines' notes in place."""
+    load_session_fast(big)
+    held = tree_cache.load_cached(big)
+    assert held is not None
+    extra = [assistant(f"x{i}", "dup" if i == 0 else f"x{i - 1}", "more " * 40) for i in range(40)]
+    with open(big, "ab") as fh:  # more than 1/64 of what the cache held, with a skip and a renamed id among them
+        fh.write(to_bytes(extra[:20], with_header=False) + b"not json\n" + orjson.dumps(user("", "x19")) + b"\n")
+        fh.write(to_bytes(extra[20:], with_header=False))
+    assert big.stat().st_size - held.size >= held.size // tree_cache.EXTEND_SHARE
+    grown, _ = load_session_fast(big)  # read on from the cache, then writes it again
+    again = tree_cache.load_cached(big)
+    assert again is not None and again.size == big.stat().st_size  # nothing is left to parse at the next open
+    fresh = load_session_progressive(big)[0]
+    assert signature(again.tree) == signature(grown) == signature(fresh)
+    assert any(s.reason for s in again.tree.skipped if s.line > held.next_line - 1)
+    third, builder = load_session_fast(big)
+    assert signature(third) == signature(fresh) and builder.size == big.stat().st_size
+
+
+@pytest.mark.writes_session  # the test appends, as Pi would
+def test_a_cache_another_pitree_wrote_meanwhile_is_not_extended_from(big: Path) -> None:
+    load_session_fast(big)
+    hit = tree_cache.read_cache(big)
+    assert hit is not None
+    builder, held = hit
+    with open(big, "ab") as fh:
+        fh.write(to_bytes([user(f"y{i}", "dup", "z" * 200) for i in range(60)], with_header=False))
+    from pitree.store.session_file import _feed_lines
+
+    _feed_lines(big, builder)
+    cache_file = held.target
+    written = cache_file.read_bytes() + b"another writer's"
+    cache_file.write_bytes(written)  # a cache written since this one was read: not this one's to copy
+    tree_cache.extend(big, builder, held)
+    assert cache_file.read_bytes() == written
+
+
+@pytest.mark.writes_session  # the test appends, as Pi would
+def test_a_small_append_leaves_the_cache_as_it_was(big: Path) -> None:
+    load_session_fast(big)
+    cache_file = next((big.parent / "cache").glob("*.tree"))
+    before = cache_file.stat()
+    with open(big, "ab") as fh:
+        fh.write(orjson.dumps(assistant("new1", "dup", "appended")) + b"\n")
+    load_session_fast(big)
+    after = cache_file.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
 def test_disabled_and_corrupt_cache(big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     load_session_fast(big)
     for f in (big.parent / "cache").iterdir():
