@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import marshal
+import mmap
 import os
 import re
 import threading
@@ -85,8 +86,8 @@ def _check(path: Path, spans: Sequence[tuple[int, int]], verdict: list[bool], st
     """Append to `verdict` whether `path` still starts with bytes whose CRC-32s are `spans` (`SessionBuilder.spans`)."""
     ok = False
     try:
-        with open(path, "rb", buffering=0) as fh:
-            buffer = memoryview(bytearray(CHECK_BLOCK))
+        # An anonymous map, not a bytearray (whose 16 MB this thread's malloc arena kept): unmapped when done.
+        with open(path, "rb", buffering=0) as fh, mmap.mmap(-1, CHECK_BLOCK) as block, memoryview(block) as buffer:
             start = 0
             for end, crc in spans:
                 got = 0
@@ -99,7 +100,7 @@ def _check(path: Path, spans: Sequence[tuple[int, int]], verdict: list[bool], st
                 if start != end or got != crc:
                     return
             ok = True
-    except (OSError, TypeError, ValueError):
+    except (OSError, TypeError, ValueError, BufferError):
         return
     finally:
         verdict.append(ok)
