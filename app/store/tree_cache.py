@@ -107,7 +107,7 @@ def _check(path: Path, spans: Sequence[tuple[int, int]], verdict: list[bool], st
 
 
 def has_cache(path: Path) -> bool:
-    """Whether a cache file for `path` exists (cheap: not checked against the file; `load_cached` does that)."""
+    """Whether a cache file for `path` exists (cheap: not checked against the file; `read_cache` does that)."""
     target = _cache_file(path)
     return target is not None and target.is_file()
 
@@ -124,19 +124,12 @@ class Hit:
     size: int
 
 
-def load_cached(
-    path: Path, progress: Callable[[int, int], None] | None = None, texts_apart: bool = True
-) -> SessionBuilder | None:
-    """A builder holding the cached tree of `path`'s first N bytes (the caller feeds the rest), or None;
-    `progress(bytes of the file covered so far, file size)` after each segment; `texts_apart`: `SessionBuilder`'s."""
-    hit = read_cache(path, progress, texts_apart)
-    return hit[0] if hit is not None else None
-
-
 def read_cache(
     path: Path, progress: Callable[[int, int], None] | None = None, texts_apart: bool = True
 ) -> tuple[SessionBuilder, Hit] | None:
-    """`load_cached`, and what the cache held (for `extend`)."""
+    """A builder holding the cached tree of `path`'s first N bytes (the caller feeds the rest) and what the cache
+    held (for `extend`), or None; `progress(bytes of the file covered so far, file size)` after each segment;
+    `texts_apart`: `SessionBuilder`'s."""
     target = _cache_file(path)
     if target is None:
         return None

@@ -60,5 +60,5 @@ def test_a_tree_cut_into_segments_of_any_size_reads_back_the_same(data: bytes, r
     back.size = whole.size - sum(marshal.loads(b)[4] for b in blobs)  # the header's bytes: not in a segment
     for blob in blobs:
         back.adopt_segment(*marshal.loads(blob))
-    back.tree.problems = list(dict.fromkeys(back.tree.problems))  # as `tree_cache.load_cached` does
+    back.tree.problems = list(dict.fromkeys(back.tree.problems))  # as `tree_cache.read_cache` does
     assert signature(back.tree) == signature(whole.tree) and back.tree.dialect == whole.tree.dialect

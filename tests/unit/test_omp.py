@@ -283,9 +283,9 @@ def test_tree_cache_keeps_the_slot_title_and_dialect(tmp_path: Path) -> None:
     path = write_omp(tmp_path / "big.jsonl", entries, title="Cached title")
     load_session_fast(path, final=True)
     assert tree_cache.has_cache(path)
-    builder = tree_cache.load_cached(path)
-    assert builder is not None
-    tree = builder.tree
+    hit = tree_cache.read_cache(path)
+    assert hit is not None
+    tree = hit[0].tree
     assert (tree.dialect, tree.name) == ("omp", "Cached title")
     assert [m.node.id for m in build_context(tree, None).messages] == ["u1"]
 

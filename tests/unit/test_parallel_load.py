@@ -96,7 +96,7 @@ def test_a_parallel_load_caches_both_halves_without_a_second_pass(
     on_disk = path.read_bytes()
     assert back_end == len(on_disk) and front_crc == zlib.crc32(on_disk[:front_end])
     assert back_crc == zlib.crc32(on_disk[front_end:])
-    assert tree_cache.load_cached(path) is not None
+    assert tree_cache.read_cache(path) is not None
     warm, warm_builder = load_session_fast(path)
     slow, slow_builder = load_session_progressive(path)
     assert signature(warm) == signature(slow) == signature(cold)
@@ -126,7 +126,7 @@ def test_a_failed_child_falls_back_and_still_caches_the_tree(tmp_path: Path, mon
     tree, _ = load_session_fast(path)
     assert signature(tree) == signature(load_session_progressive(path)[0])
     assert [p.name for p in (tmp_path / "cache").iterdir() if ".tmp" in p.name] == []
-    assert tree_cache.load_cached(path) is not None
+    assert tree_cache.read_cache(path) is not None
 
 
 def test_a_cancelled_load_leaves_no_cache_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -146,7 +146,7 @@ def test_a_damaged_cache_file_is_a_miss(tmp_path: Path, monkeypatch: pytest.Monk
     blob = cache_file.read_bytes()
     damaged = {"half": blob[: len(blob) // 2], "trailer": blob[:-3], "magic": b"x" + blob[1:]}[cut]
     cache_file.write_bytes(damaged)
-    assert tree_cache.load_cached(path) is None
+    assert tree_cache.read_cache(path) is None
     assert signature(load_session_fast(path)[0]) == signature(load_session_progressive(path)[0])
 
 
@@ -449,7 +449,7 @@ def test_an_entry_only_oh_my_pi_writes_makes_the_rest_read_as_its_wherever_the_s
     assert whole.dialect == "omp" and whole.get("e0000580").text == "[thinking: off]"
     cold, _ = load_session_fast(path)
     warm, _ = load_session_fast(path)
-    assert tree_cache.load_cached(path) is not None
+    assert tree_cache.read_cache(path) is not None
     for tree in (cold, warm):
         assert tree.dialect == "omp" and signature(tree) == signature(whole)
 

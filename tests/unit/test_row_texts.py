@@ -136,7 +136,7 @@ def test_a_tree_with_its_texts_apart_reads_as_one_with_them_on_its_entries(
         again, _ = load_session_fast(path, final=True, texts_apart=texts_apart)
         assert signature(again) == signature(on_entries)
         assert _shown(again) == _shown(on_entries)
-    assert tree_cache.load_cached(path) is not None
+    assert tree_cache.read_cache(path) is not None
     (cached,) = (tmp_path / "cache").glob("*.tree")
     blob = cached.read_bytes()
     lengths = marshal.loads(blob[len(blob) - 8 - int.from_bytes(blob[-8:], "little") : -8])[-1]

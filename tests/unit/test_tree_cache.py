@@ -54,8 +54,7 @@ def big(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_hit_equals_parse(big: Path) -> None:
     first, _ = load_session_fast(big)
     assert list((big.parent / "cache").iterdir())  # saved
-    cached = tree_cache.load_cached(big)
-    assert cached is not None
+    assert tree_cache.read_cache(big) is not None
     again, builder = load_session_fast(big)
     fresh, fresh_builder = load_session_progressive(big)
     assert signature(again) == signature(fresh) == signature(first)
@@ -82,7 +81,7 @@ def test_changed_file_misses(big: Path, change: str) -> None:
         tmp = big.with_suffix(".tmp")
         tmp.write_bytes(data)
         os.replace(tmp, big)
-    assert tree_cache.load_cached(big) is None
+    assert tree_cache.read_cache(big) is None
     assert signature(load_session_fast(big)[0]) == signature(load_session_progressive(big)[0])
 
 
@@ -102,7 +101,7 @@ def test_a_byte_changed_anywhere_misses_even_when_the_file_grew_after(big: Path)
         fh.write(data)
     with open(big, "ab") as fh:
         fh.write(orjson.dumps(assistant("new1", "dup", "appended")) + b"\n")
-    assert tree_cache.load_cached(big) is None
+    assert tree_cache.read_cache(big) is None
     tree, _ = load_session_fast(big)
     assert tree.by_id[f"e0000{number}"].text == f"assistant: Z{number}"
     assert signature(tree) == signature(load_session_progressive(big)[0])
@@ -117,8 +116,10 @@ def test_a_grown_file_reuses_the_cache_and_checks_every_cached_byte(big: Path) -
     real = tree_cache.zlib.crc32
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(tree_cache.zlib, "crc32", lambda data, crc=0: read.append(len(data)) or real(data, crc))
-        builder = tree_cache.load_cached(big)
-    assert builder is not None and sum(read) == builder.size < big.stat().st_size
+        hit = tree_cache.read_cache(big)
+    assert hit is not None
+    builder = hit[0]
+    assert sum(read) == builder.size < big.stat().st_size
     assert builder.spans is not None and builder.spans[-1][0] == builder.size
 
 
@@ -127,16 +128,19 @@ def test_a_cache_read_on_from_is_extended_once_enough_was_appended(big: Path) ->
     """A session that keeps growing is parsed from where its cache ends: a reopen that read on from the cache by
     enough writes it again (its segments copied, the new entries added), with the new lines' notes in place."""
     load_session_fast(big)
-    held = tree_cache.load_cached(big)
-    assert held is not None
+    hit = tree_cache.read_cache(big)
+    assert hit is not None
+    held = hit[0]
     extra = [assistant(f"x{i}", "dup" if i == 0 else f"x{i - 1}", "more " * 40) for i in range(40)]
     with open(big, "ab") as fh:  # more than 1/64 of what the cache held, with a skip and a renamed id among them
         fh.write(to_bytes(extra[:20], with_header=False) + b"not json\n" + orjson.dumps(user("", "x19")) + b"\n")
         fh.write(to_bytes(extra[20:], with_header=False))
     assert big.stat().st_size - held.size >= held.size // tree_cache.EXTEND_SHARE
     grown, _ = load_session_fast(big)  # read on from the cache, then writes it again
-    again = tree_cache.load_cached(big)
-    assert again is not None and again.size == big.stat().st_size  # nothing is left to parse at the next open
+    hit = tree_cache.read_cache(big)
+    assert hit is not None
+    again = hit[0]
+    assert again.size == big.stat().st_size  # nothing is left to parse at the next open
     fresh = load_session_progressive(big)[0]
     assert signature(again.tree) == signature(grown) == signature(fresh)
     assert any(s.reason for s in again.tree.skipped if s.line > held.next_line - 1)
@@ -178,7 +182,7 @@ def test_disabled_and_corrupt_cache(big: Path, monkeypatch: pytest.MonkeyPatch) 
     load_session_fast(big)
     for f in (big.parent / "cache").iterdir():
         f.write_bytes(b"not marshal")
-    assert tree_cache.load_cached(big) is None
+    assert tree_cache.read_cache(big) is None
     monkeypatch.setenv("PITREE_NO_CACHE", "1")
     assert tree_cache.cache_dir() is None
 
@@ -202,7 +206,7 @@ def test_wrong_typed_fields_and_shared_models_survive_caching(tmp_path: Path, mo
     path.write_bytes(to_bytes(entries))
     load_session_fast(path)
     cached, _ = load_session_fast(path)
-    assert tree_cache.load_cached(path) is not None
+    assert tree_cache.read_cache(path) is not None
     parsed, _ = load_session_progressive(path)
     assert signature(cached) == signature(parsed)
     models = [cached.get(f"odd{i}").model for i in range(4)]
@@ -218,10 +222,10 @@ def test_a_cache_of_another_format_is_a_miss(big: Path, monkeypatch: pytest.Monk
         old.setattr(tree_cache, "FORMAT", old_format)
         old.setattr(tree_cache, "MAGIC", b"pitree\x00" + bytes([old_format]))
         load_session_fast(big)
-        assert tree_cache.load_cached(big) is not None  # readable by the code that wrote it
-    assert tree_cache.load_cached(big) is None
+        assert tree_cache.read_cache(big) is not None  # readable by the code that wrote it
+    assert tree_cache.read_cache(big) is None
     assert signature(load_session_fast(big)[0]) == signature(load_session_progressive(big)[0])
-    assert tree_cache.load_cached(big) is not None  # written again in this format
+    assert tree_cache.read_cache(big) is not None  # written again in this format
 
 
 def test_pi1_entries_survive_caching_and_the_parse_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -259,7 +263,7 @@ def test_pi1_entries_survive_caching_and_the_parse_child(tmp_path: Path, monkeyp
     path.write_bytes(data)
     load_session_fast(path)
     cached, _ = load_session_fast(path)
-    assert tree_cache.load_cached(path) is not None
+    assert tree_cache.read_cache(path) is not None
     parsed = load_bytes(data)
     assert signature(cached) == signature(parsed)
     assert parsed.get("c1").meta["checkpoint"][2] is not None  # type: ignore[union-attr]
@@ -291,7 +295,7 @@ def test_a_writer_that_died_leaves_no_file_behind_once_another_writes(big: Path)
             f.write_bytes(b"x" * 1000)
         load_session_fast(big)
         assert not orphan.exists() and running.exists() and other.exists()
-        assert tree_cache.load_cached(big) is not None  # the new cache was written all the same
+        assert tree_cache.read_cache(big) is not None  # the new cache was written all the same
     finally:
         alive.kill()
         alive.wait()
