@@ -192,6 +192,8 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
 
     def on_unmount(self) -> None:
         self.freezer.end_pause()
+        if self.live is not None:
+            self.live.stop()  # its check of the file runs in a task and a thread of its own
 
     def _prepare(self) -> None:
         # The token encoder first (the entry pane asks for it right away): the dict its build holds for a

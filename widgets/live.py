@@ -4,23 +4,35 @@ On each change the watcher reports, the tailer reads from the saved offset to th
 lines are parsed and added to the tree (`EntriesAppended`). A torn last line waits for its newline. A file that
 shrank or was replaced (Pi rewrote it) is reloaded (`FileRewritten`); a deleted file is reported
 (`FileStateChanged`) and what was read stays on screen until it reappears; a file not yet created is waited for.
+
+The tailer looks at the head of the file and the bytes just before its offset. After a change, every byte
+already read is checked too (`check_prefix`, in a thread), so a change in place anywhere in it reloads the file;
+at most once every `CHECK_GAP` seconds and `CHECK_SHARE` times the last check's time, so that watching a big
+session Pi is writing costs a small share of one core.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from pathlib import Path
 
-from pitree.session.dialect_omp import title_slot_of
+from pitree.session.dialect_omp import SLOT_BYTES, title_slot_of
 from pitree.session.entries import Node
 from pitree.session.load import SessionBuilder
 from pitree.session.tree import SessionTree
+from pitree.store.prefix_check import check_prefix
 from pitree.store.session_file import SessionFileError, load_session_progressive
 from pitree.store.tail import Tailer
 from pitree.store.watch import watch_file
 from textual.message import Message
 from textual.widget import Widget
 from textual.worker import Worker
+
+CHECK_GAP = 5.0  # seconds at least from the load, or from the last check, to the next check of the bytes read
+CHECK_SHARE = 20  # and at least this many times the last check's time: under 5% of a core for a huge session
+CHECK_BLOCK = 4 << 20  # bytes a check reads at a time (`check_prefix`): the explorer's memory stays as it was
 
 
 class LiveSession:
@@ -66,6 +78,11 @@ class LiveSession:
         self.stop_event = asyncio.Event()
         self.worker: Worker[None] | None = None
         self.missing = builder is None
+        self._verify: asyncio.Task[None] | None = None  # the check of the bytes read (`_verify_prefix`)
+        self._verify_again = False  # the file changed while it ran: check once more when it ends
+        self._next_verify = time.monotonic() + CHECK_GAP  # the load has just read (and checked) them
+        self._halt = threading.Event()  # ends a check's thread
+        self._reloading = False
 
     def start(self) -> None:
         self.worker = self.target.run_worker(
@@ -79,17 +96,21 @@ class LiveSession:
 
     def stop(self) -> None:
         self.stop_event.set()
+        self._halt.set()
         if self.worker is not None:
             self.worker.cancel()
+        if self._verify is not None:
+            self._verify.cancel()
 
     async def _run(self) -> None:
         # One poll before waiting: the file may have grown between the load and the watch starting.
-        await self.check()
+        await self.check(verify=False)
         async for _changes in watch_file(self.path, stop_event=self.stop_event):
             await self.check()
 
-    async def check(self) -> None:
-        """Read whatever changed on disk and apply it (also callable from tests)."""
+    async def check(self, verify: bool = True) -> None:
+        """Read whatever changed on disk and apply it (also callable from tests); with `verify`, the file changed:
+        check the bytes read before too, soon (`_verify_prefix`)."""
         event = self.tailer.poll()
         kind = event.kind
         if event.slot:
@@ -106,6 +127,38 @@ class LiveSession:
                 )
         elif kind == "error":
             self._post(self.FileStateChanged(f"cannot read the file: {event.message}", "error"))
+        if verify and kind in ("append", "unchanged", "waiting"):
+            if self._verify is not None and not self._verify.done():
+                self._verify_again = True
+            else:
+                self._verify = asyncio.create_task(self._verify_prefix())
+
+    async def _verify_prefix(self) -> None:
+        """Check that the file still starts with the bytes the tree was read from (their CRC-32s,
+        `SessionBuilder.spans`); reload it when not. oh-my-pi's title slot, rewritten in place, is left out."""
+        again = True
+        while again:
+            wait = self._next_verify - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._verify_again = False  # what changed until now, this check sees
+            builder = self.builder
+            spans = list(builder.spans or ()) if builder is not None else []
+            if builder is None or not spans or self._reloading:
+                return
+            first = 0
+            if builder.tree.title_slot is not None:
+                if spans[0][0] != SLOT_BYTES:
+                    return  # read before the slot had a span of its own: its changes would look like a rewrite
+                first = 1
+            started = time.monotonic()
+            same = await asyncio.to_thread(check_prefix, self.path, spans, self._halt, first, CHECK_BLOCK)
+            ended = time.monotonic()
+            self._next_verify = ended + max(CHECK_GAP, CHECK_SHARE * (ended - started))
+            if same is False and self.builder is builder:
+                await self._reload("the file was changed in place on disk")
+                return
+            again = self._verify_again
 
     def catch_up(self) -> bool:
         """Apply what was appended since the last check, now (before pitree appends a line itself); True when
@@ -145,11 +198,16 @@ class LiveSession:
             self._post(self.EntriesAppended(added, old_leaf))
 
     async def _reload(self, why: str) -> None:
+        if self._reloading:
+            return  # the tailer and the check both saw it: one reload reads the file as it is now
+        self._reloading = True
         try:
             tree, builder = await asyncio.to_thread(load_session_progressive, self.path)
         except SessionFileError as exc:
             self._post(self.FileStateChanged(str(exc), "error"))
             return
+        finally:
+            self._reloading = False
         self.builder = builder
         self.tailer = Tailer(self.path, offset=builder.size)
         self.missing = False

@@ -133,6 +133,7 @@ class SessionBuilder:
             tree.problems.append(Problem(1, "file starts with a UTF-8 byte-order mark (Pi cannot read this header)"))
         new: list[Node] = []
         base_idx = len(tree.nodes)
+        slot_end = 0  # the end of oh-my-pi's title slot, when this read it
         for line, offset, length, obj, note in iter_lines(data, self.size, self.next_line, final):
             self.next_line = line + 1
             if obj is None:
@@ -145,6 +146,7 @@ class SessionBuilder:
                     slot = dialect_omp.title_slot(obj, length)
                     if slot is not None:  # oh-my-pi's title slot: the header is the next line
                         tree.set_title_slot(slot)
+                        slot_end = length + 1
                         continue
                 if self._take_header(obj, line):
                     if self._migrate_v1:
@@ -160,7 +162,13 @@ class SessionBuilder:
         end = self._end_of(data, final)
         spans = self.spans
         if spans is not None:
-            crc = zlib.crc32(data if end == len(data) else memoryview(data)[:end], spans[-1][1])
+            start = 0
+            if slot_end and slot_end <= end and spans == [(0, 0)]:
+                # a span of its own: omp rewrites the slot in place, so a check of the rest can leave it out
+                spans[0] = (slot_end, zlib.crc32(memoryview(data)[:slot_end]))
+                spans.append((slot_end, 0))
+                start = slot_end
+            crc = zlib.crc32(data if start == 0 and end == len(data) else memoryview(data)[start:end], spans[-1][1])
             spans[-1] = (self.size + end, crc)
         self.size += end
         if self.texts_apart and not sent:

@@ -5,8 +5,9 @@ rewritten at the same size, and still starting with the very bytes that were par
 CRC-32s the parse computed of them (`SessionBuilder.spans`), and a reopen reads the prefix again and checks
 them, in a thread on the other core while the segments are adopted (reading and summing release the
 interpreter). Sessions only grow, so a file that grew reuses the cached prefix and parses just the new lines.
-Anything else (rewritten anywhere, replaced, shrunk, another cache format) is a miss. Only v2/v3 files are
-cached; the cache never touches the session file. `PITREE_CACHE_DIR` moves it, `PITREE_NO_CACHE=1` turns it off.
+Anything else (rewritten anywhere but in oh-my-pi's title slot, which is read again each time; replaced, shrunk,
+another cache format) is a miss. Only v2/v3 files are cached; the cache never touches the session file.
+`PITREE_CACHE_DIR` moves it, `PITREE_NO_CACHE=1` turns it off.
 """
 
 from __future__ import annotations
@@ -14,11 +15,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import marshal
-import mmap
 import os
 import re
 import threading
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from pitree.session.dialect_omp import title_slot_of
 from pitree.session.gcpause import BIG, gc_paused
 from pitree.session.load import SessionBuilder, shifted_note
 from pitree.session.tree import SessionTree
+from pitree.store.prefix_check import check_prefix
 
 FORMAT = 12  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`);
 # 9: Pi 1.x entries (system facts, context edits, usage of every source, `[title: …]` rows); 10: a segment's
@@ -45,7 +45,6 @@ ORPHAN = re.compile(r"[0-9a-f]{32}\.tmp(\d+)")  # what `CacheWriter` and `first_
 SAMPLES = 32  # `fingerprint`'s, which the kept first screen checks
 SAMPLE_BYTES = 256
 TAIL_BYTES = 4096
-CHECK_BLOCK = 16 << 20  # bytes a check reads at a time: it waits for the interpreter lock after each read and sum
 SEGMENT_ROWS = 4096
 # A cache read on from is written again once what was read since is 1/EXTEND_SHARE of what it held (and MIN_BYTES):
 # copying its segments costs a small part of parsing the same bytes, but not nothing (~200 MB at 1M entries).
@@ -82,26 +81,13 @@ def fingerprint(fh: Any, size: int) -> bytes:
     return digest.digest()
 
 
-def _check(path: Path, spans: Sequence[tuple[int, int]], verdict: list[bool], stop: threading.Event) -> None:
-    """Append to `verdict` whether `path` still starts with bytes whose CRC-32s are `spans` (`SessionBuilder.spans`)."""
+def _check(
+    path: Path, spans: Sequence[tuple[int, int]], verdict: list[bool], stop: threading.Event, first: int
+) -> None:
+    """Append to `verdict` whether `path` still starts with bytes whose CRC-32s are `spans` (`check_prefix`)."""
     ok = False
     try:
-        # An anonymous map, not a bytearray (whose 16 MB this thread's malloc arena kept): unmapped when done.
-        with open(path, "rb", buffering=0) as fh, mmap.mmap(-1, CHECK_BLOCK) as block, memoryview(block) as buffer:
-            start = 0
-            for end, crc in spans:
-                got = 0
-                while start < end and not stop.is_set():
-                    n = fh.readinto(buffer[: min(CHECK_BLOCK, end - start)])
-                    if not n:
-                        return
-                    got = zlib.crc32(buffer[:n], got)
-                    start += n
-                if start != end or got != crc:
-                    return
-            ok = True
-    except (OSError, TypeError, ValueError, BufferError):
-        return
+        ok = check_prefix(path, spans, stop, first) is True
     finally:
         verdict.append(ok)
 
@@ -158,11 +144,12 @@ def read_cache(
                 return None  # same size, touched since: rewritten in place
             if not spans or spans[-1][0] != size:
                 return None
-            checker = threading.Thread(target=_check, args=(path, spans, verdict, stop), daemon=True)
-            checker.start()
-            builder = SessionBuilder(texts_apart)
             with open(path, "rb") as fh:
                 slot = title_slot_of(fh.read(SLOT))  # oh-my-pi's title slot is not in the cache: it changes in place
+            first = 1 if slot is not None and spans[0][0] == SLOT else 0  # so its span is not checked either
+            checker = threading.Thread(target=_check, args=(path, spans, verdict, stop, first), daemon=True)
+            checker.start()
+            builder = SessionBuilder(texts_apart)
             if slot is not None:
                 builder.tree.set_title_slot(slot)
             builder.restore_header(header, version)

@@ -19,6 +19,7 @@ import pytest
 from pitree.session.load import load_bytes
 from pitree.store.session_file import load_session_progressive
 from pitree.store.watch import watch_file
+from pitree.widgets import live as live_module
 from pitree.widgets.app import PitreeApp
 from pitree.widgets.live import LiveSession
 
@@ -135,7 +136,14 @@ async def wait_until(condition: Any, timeout: float = 30.0) -> None:
         await asyncio.sleep(0.01)
 
 
-async def test_live_session_keeps_up_with_a_writer_and_pitree_appends(session: Path) -> None:
+async def test_live_session_keeps_up_with_a_writer_and_pitree_appends(
+    session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the bytes read checked again and again while they are written after: never a false rewrite
+    monkeypatch.setattr(live_module, "CHECK_GAP", 0.02)
+    checked: list[Any] = []
+    real = live_module.check_prefix
+    monkeypatch.setattr(live_module, "check_prefix", lambda *a: checked.append(real(*a)) or checked[-1])
     tree, builder = load_session_progressive(session)
     app = FakeTarget()
     live = LiveSession(app, session, builder)  # type: ignore[arg-type]
@@ -157,8 +165,10 @@ async def test_live_session_keeps_up_with_a_writer_and_pitree_appends(session: P
     finally:
         live.stop_event.set()
         await asyncio.wait_for(task, 10)
+        live.stop()
     assert writer.returncode == 0
     assert not app.reloads and not app.states  # appends only: never mistaken for a rewrite
+    assert len(checked) >= 3 and all(verdict is True for verdict in checked)
     assert [n.id for n in live.builder.tree.nodes] == expected["ids"]
     assert app.added == expected["ids"][20:]  # each entry reported once, in file order
     assert live.builder.size == session.stat().st_size

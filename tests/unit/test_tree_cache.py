@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from pitree.store import tree_cache
+from pitree.store import prefix_check, tree_cache
 from pitree.store.session_file import load_session_fast, load_session_progressive
 
 from tests.sessions import assistant, chain, to_bytes, user
@@ -113,9 +113,9 @@ def test_a_grown_file_reuses_the_cache_and_checks_every_cached_byte(big: Path) -
     with open(big, "ab") as fh:
         fh.write(orjson.dumps(assistant("new1", "dup", "appended")) + b"\n")
     read: list[int] = []
-    real = tree_cache.zlib.crc32
+    real = prefix_check.zlib.crc32
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tree_cache.zlib, "crc32", lambda data, crc=0: read.append(len(data)) or real(data, crc))
+        patch.setattr(prefix_check.zlib, "crc32", lambda data, crc=0: read.append(len(data)) or real(data, crc))
         hit = tree_cache.read_cache(big)
     assert hit is not None
     builder = hit[0]
