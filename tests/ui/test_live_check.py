@@ -5,8 +5,10 @@ rewritten in place never do; checks wait `CHECK_GAP` after each other and a burs
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +49,20 @@ def checks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, float, Any]]:
     return made
 
 
-async def test_a_change_in_place_in_the_middle_reloads(tmp_path: Path, checks: list) -> None:
-    path = tmp_path / "s.jsonl"
-    path.write_bytes(to_bytes(chain(30)))
+@contextlib.asynccontextmanager
+async def explorer(path: Path) -> AsyncIterator[tuple[Any, Any, list[Message]]]:
+    """The explorer on `path`, its tail started (not watching: the tests call `live.check()`), and what it posts."""
     app = make_app(path)
     messages: list[Message] = []
     async with app.run_test(size=(120, 36), message_hook=messages.append) as pilot:
         await until(pilot, lambda: app.explorer.stree is not None and app.explorer.live is not None)
+        yield app, pilot, messages
+
+
+async def test_a_change_in_place_in_the_middle_reloads(tmp_path: Path, checks: list) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(to_bytes(chain(30)))
+    async with explorer(path) as (app, pilot, messages):
         app.explorer.tree_view.select_id("e0000020")
         data = bytearray(path.read_bytes())
         at = data.index(b'"text":"a15"') + 9
@@ -73,10 +82,7 @@ async def test_a_change_in_place_in_the_middle_reloads(tmp_path: Path, checks: l
 async def test_appends_never_reload(tmp_path: Path, checks: list) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(to_bytes(chain(10)))
-    app = make_app(path)
-    messages: list[Message] = []
-    async with app.run_test(size=(120, 36), message_hook=messages.append) as pilot:
-        await until(pilot, lambda: app.explorer.stree is not None and app.explorer.live is not None)
+    async with explorer(path) as (app, pilot, messages):
         live = app.explorer.live
         for k in range(3):
             append(path, user(f"n{k}", "e0000009" if k == 0 else f"n{k - 1}", f"more {k}"))
@@ -90,10 +96,7 @@ async def test_appends_never_reload(tmp_path: Path, checks: list) -> None:
 async def test_an_omp_title_rename_is_no_rewrite(tmp_path: Path, checks: list) -> None:
     entries = [omp_user("u1", None), omp_assistant("a1", "u1")]
     path = write_omp(tmp_path / "s.jsonl", entries, title="First")
-    app = make_app(path)
-    messages: list[Message] = []
-    async with app.run_test(size=(120, 36), message_hook=messages.append) as pilot:
-        await until(pilot, lambda: app.explorer.stree is not None and app.explorer.live is not None)
+    async with explorer(path) as (app, pilot, messages):
         live = app.explorer.live
         tree = app.explorer.stree
         rewrite_slot(path, "Second")
