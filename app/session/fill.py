@@ -89,7 +89,10 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
     has_text = False
     calls: list[tuple[Any, str]] | None = None
     if type(content) is list:
-        for btype, block in blocks(content):
+        for block in content:  # `content.blocks`, inlined: a generator costs a step per block on every line
+            if type(block) is not dict:
+                continue
+            btype = block.get("type")
             if btype == "text":
                 t = block.get("text")
                 if type(t) is not str:
@@ -144,6 +147,23 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
         node.meta = {"responseModel": response}
 
 
+def _text_image_chars(content: Any) -> int:
+    """`estimate.text_image_chars`, inlined for the commonest shape (a list of text blocks): every tool result."""
+    if type(content) is not list:
+        return text_image_chars(content)
+    chars = 0
+    for block in content:
+        if type(block) is dict:
+            btype = block.get("type")
+            if btype == "text":
+                t = block.get("text")
+                if type(t) is str:
+                    chars += len(t) if t.isascii() else js_len(t)
+            elif btype == "image":
+                chars += IMAGE_CHARS
+    return chars
+
+
 def _user(node: Node, msg: dict[str, Any]) -> None:
     content = msg.get("content")
     if type(content) is str:
@@ -181,8 +201,8 @@ def _message(node: Node, msg: Any) -> None:
     if role == "assistant":
         _assistant(node, msg)
         return
-    node.est = estimate_message_tokens(role, msg)
     if role == "toolResult":
+        node.est = -(-_text_image_chars(msg.get("content")) // 4)
         node.call_id = msg.get("toolCallId")
         # Pi shows the formatted call instead once the tree knows it (its toolCallMap); one copy per tool name.
         node._text = _intern(f"[{js_string(msg.get('toolName') or 'tool')}]")
@@ -190,7 +210,9 @@ def _message(node: Node, msg: Any) -> None:
             node.flags |= IS_ERROR
         if msg.get("usage"):  # Pi 1.x: what a tool's own model calls cost (counted in the totals)
             node._usage = usage_values(msg.get("usage"))
-    elif role == "system":
+        return
+    node.est = estimate_message_tokens(role, msg)
+    if role == "system":
         node._text = "[system]"
         node.meta = {"system": system_facts(msg)}
     elif role == "bashExecution":

@@ -121,9 +121,12 @@ class Child:
             put(finished)
 
 
-def fork_child(path: Path, size: int, share: float = SHARE) -> Child | None:
-    """Fork a child parsing the complete lines of `path` after byte ~`share * size` up to `size`, or None
-    when this file loads in one process (small, v1, no fork, nothing after the split). Raises OSError."""
+def fork_child(path: Path, size: int, share: float | None = None) -> Child | None:
+    """Fork a child parsing the complete lines of `path` after byte ~`share * size` (`SHARE`, read at each call)
+    up to `size`, or None when this file loads in one process (small, v1, no fork, nothing after the split).
+    Raises OSError."""
+    if share is None:
+        share = SHARE
     if size < MIN_BYTES or not hasattr(os, "fork"):
         return None
     with open(path, "rb") as fh:

@@ -251,7 +251,7 @@ def test_parallel_load_of_a_big_omp_file(tmp_path: Path, monkeypatch: pytest.Mon
     forked: list[object] = []
     real = parse_child.fork_child
 
-    def spy(path: Path, size: int, share: float = parse_child.SHARE) -> object:
+    def spy(path: Path, size: int, share: float | None = None) -> object:
         child = real(path, size, share)
         forked.append(child)
         return child
