@@ -36,14 +36,18 @@ def text_image_chars(content: Any) -> int:
     """Pi's estimateTextAndImageContentChars: a string's length, or the text blocks plus 4,800 per image."""
     if isinstance(content, str):
         return js_len(content)
+    if not isinstance(content, list):
+        return 0
     chars = 0
-    for btype, block in blocks(content):
-        if btype == "text":
-            text = block.get("text")
-            if isinstance(text, str):
-                chars += js_len(text)
-        elif btype == "image":
-            chars += IMAGE_CHARS
+    for block in content:  # `blocks`, inlined: every tool result's load runs this
+        if isinstance(block, dict):
+            btype = block.get("type")
+            if btype == "text":
+                text = block.get("text")
+                if isinstance(text, str):
+                    chars += len(text) if text.isascii() else js_len(text)
+            elif btype == "image":
+                chars += IMAGE_CHARS
     return chars
 
 

@@ -147,23 +147,6 @@ def _assistant(node: Node, msg: dict[str, Any]) -> None:
         node.meta = {"responseModel": response}
 
 
-def _text_image_chars(content: Any) -> int:
-    """`estimate.text_image_chars`, inlined for the commonest shape (a list of text blocks): every tool result."""
-    if type(content) is not list:
-        return text_image_chars(content)
-    chars = 0
-    for block in content:
-        if type(block) is dict:
-            btype = block.get("type")
-            if btype == "text":
-                t = block.get("text")
-                if type(t) is str:
-                    chars += len(t) if t.isascii() else js_len(t)
-            elif btype == "image":
-                chars += IMAGE_CHARS
-    return chars
-
-
 def _user(node: Node, msg: dict[str, Any]) -> None:
     content = msg.get("content")
     if type(content) is str:
@@ -202,7 +185,7 @@ def _message(node: Node, msg: Any) -> None:
         _assistant(node, msg)
         return
     if role == "toolResult":
-        node.est = -(-_text_image_chars(msg.get("content")) // 4)
+        node.est = -(-text_image_chars(msg.get("content")) // 4)  # `estimate_message_tokens`, its dispatch skipped
         node.call_id = msg.get("toolCallId")
         # Pi shows the formatted call instead once the tree knows it (its toolCallMap); one copy per tool name.
         node._text = _intern(f"[{js_string(msg.get('toolName') or 'tool')}]")
