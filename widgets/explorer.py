@@ -261,7 +261,7 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
     def _file_state_changed(self, message: LiveSession.FileStateChanged) -> None:
         self._transient = False
         self._status(file_state=message.state)
-        if message.state:
+        if message.state and message.notice:
             self.notify(message.state, title="session file", severity=message.severity)  # type: ignore[arg-type]
 
     @on(LiveSession.TitleChanged)

@@ -35,6 +35,7 @@ CHECK_SHARE = 20  # and at least this many times the last check's time: under 5%
 # bytes a check reads at a time (`check_prefix`): with the main thread idle, a block that stays in the processor's
 # cache sums faster than the tree cache's 16 MB, which suit a check beside a busy main thread (fewer lock waits)
 CHECK_BLOCK = 4 << 20
+RELOAD_PROGRESS_EVERY = 0.25  # seconds between two of a reload's progress messages
 
 
 class LiveSession:
@@ -56,10 +57,13 @@ class LiveSession:
             super().__init__()
 
     class FileStateChanged(Message):
-        """Posted when the file went missing, came back or could not be read ("" once it is fine again)."""
+        """Posted when the file went missing, came back or could not be read ("" once it is fine again), and
+        while it is read again after a rewrite, with that read's progress (`notice=False`: for the status bar
+        only; the tree shown stays usable meanwhile, and the read cannot be cancelled: what it replaces is
+        known to be stale)."""
 
-        def __init__(self, state: str, severity: str = "warning") -> None:
-            self.state, self.severity = state, severity
+        def __init__(self, state: str, severity: str = "warning", notice: bool = True) -> None:
+            self.state, self.severity, self.notice = state, severity, notice
             super().__init__()
 
     class TitleChanged(Message):
@@ -203,8 +207,17 @@ class LiveSession:
         if self._reloading:
             return  # the tailer and the check both saw it: one reload reads the file as it is now
         self._reloading = True
+        self._post(self.FileStateChanged(f"{why}: reading it again", notice=False))
+        shown = [time.monotonic()]
+
+        def progress(done: int, total: int) -> None:  # in the loading thread: `post_message` is thread-safe
+            now = time.monotonic()
+            if total and now - shown[0] >= RELOAD_PROGRESS_EVERY:
+                shown[0] = now
+                self._post(self.FileStateChanged(f"{why}: reading it again ({done * 100 // total}%)", notice=False))
+
         try:
-            tree, builder = await asyncio.to_thread(load_session_progressive, self.path)
+            tree, builder = await asyncio.to_thread(load_session_progressive, self.path, progress)
         except SessionFileError as exc:
             self._post(self.FileStateChanged(str(exc), "error"))
             return

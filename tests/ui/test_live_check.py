@@ -73,6 +73,9 @@ async def test_a_change_in_place_in_the_middle_reloads(tmp_path: Path, checks: l
         await until(pilot, lambda: bool(posted(messages, LiveSession.FileRewritten)))
         (rewritten,) = posted(messages, LiveSession.FileRewritten)
         assert isinstance(rewritten, LiveSession.FileRewritten) and "changed in place" in rewritten.why
+        states = posted(messages, LiveSession.FileStateChanged)  # the status bar says so while it reads
+        assert [(m.state, m.notice) for m in states] == [(f"{rewritten.why}: reading it again", False)]
+        assert messages.index(states[0]) < messages.index(rewritten)
         assert rewritten.tree.get("e0000015").text.endswith("az5")
         assert [verdict for *_, verdict in checks] == [False]
         await until(pilot, lambda: app.explorer.stree is rewritten.tree)
@@ -150,5 +153,30 @@ async def test_checks_wait_their_turn(tmp_path: Path, checks: list, monkeypatch:
         (start1, end1, _), (start2, _, _) = checks
         assert start1 - made >= gap and start2 - end1 >= gap
         assert live.builder is builder and builder.tree.leaf.id == "n3"
+    finally:
+        live.stop()
+
+
+async def test_a_reload_says_how_far_it_has_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rewrite read again shows its progress in the status bar (no notices), then the tree replaces the old."""
+    monkeypatch.setattr(live_module, "RELOAD_PROGRESS_EVERY", 0.0)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(to_bytes(chain(10)))
+    _, builder = load_session_progressive(path)
+    target = Target()
+    live = LiveSession(target, path, builder)  # type: ignore[arg-type]
+    try:
+        # another session now (its header's id is in the bytes the tailer looks at), read in chunks of 1 MB
+        path.write_bytes(to_bytes(chain(15000)).replace(b'"id":"11111111', b'"id":"99999999', 1))
+        assert path.stat().st_size > 3 << 20
+        builder_before = live.builder
+        await live.check()  # the head changed: the tailer says so, and the file is read again
+        states = [m for m in target.messages if isinstance(m, LiveSession.FileStateChanged)]
+        assert all(not m.notice and m.state.startswith("the file was rewritten") for m in states)
+        assert states[0].state.endswith("reading it again")
+        shares = [int(m.state.rsplit("(", 1)[1].rstrip("%)")) for m in states[1:]]
+        assert len(shares) >= 3 and shares == sorted(shares) and shares[-1] == 100
+        (rewritten,) = [m for m in target.messages if isinstance(m, LiveSession.FileRewritten)]
+        assert live.builder is rewritten.builder is not builder_before and rewritten.tree.entry_count == 15000
     finally:
         live.stop()
