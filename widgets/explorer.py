@@ -43,7 +43,6 @@ COUNTING_USAGE = "counting usage…"
 # run at once, beside what the first screen still does on the UI thread, their allocations interleaved and ~16 MB
 # stayed taken at 1M entries (freed objects scattered over blocks that live on).
 PREPARE_AFTER = 0.5
-NEWS_SECONDS = 15  # how long "the file was rewritten" stays in the status bar if the user does not move
 
 
 class Explorer(CompareMixin, WritingMixin, SearchMixin):
@@ -105,11 +104,12 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
                 self.go_to_entry(select_id)
             return
         self.keep_first_screen()
+        self._open(path, select_id)
+
+    def _open(self, path: Path, select_id: str | None) -> None:
         loading = self.query_one(LoadingPane)
         self.freezer.leaving(self.stree)  # the tree left must be freed: never freeze it again
         self._leave(path, select_id)
-        self.tree_view.forget_tree()
-        self.query_one(EntryView).forget()
         self.post_message(self.SessionOpened(path))
         self.query_one(StatusBar).status = Status(file=path.name)
         self.query_one(Panes).display = False
@@ -154,6 +154,7 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
             self.start_live(message.builder)
         else:
             self.live.builder = message.builder
+        self._reopened_news()
 
     def _show(self, tree: SessionTree) -> None:
         self._hold(tree)
@@ -245,23 +246,19 @@ class Explorer(CompareMixin, WritingMixin, SearchMixin):
 
     @on(LiveSession.FileRewritten)
     def _file_rewritten(self, message: LiveSession.FileRewritten) -> None:
-        """Keep the selection by id in the tree read again."""
-        if self.live is None or message.builder is not self.live.builder:
-            return  # a reload of a session left meanwhile
+        """Read the file again as a session is opened (both cores, progress, cancel, the tree cache; the tree left
+        is freed first), the selection kept by id; not its kept first screen, made from what is stale."""
+        if message.live is not self.live:
+            return  # the tail of a session left meanwhile
         node = self.tree_view.cursor_node
-        self.freezer.leaving(self.stree)
-        self._show(message.tree)
-        self.tree_view.show_tree(message.tree, select_id=node.id if node else None)
-        self._news(message.why, expire=NEWS_SECONDS)
-        self.notify(message.why, title="session reloaded")
-        self._update_status()
-        self.call_after_refresh(self.freezer.freeze)
+        self.reopened = message.why
+        self._open(self.path, node.id if node is not None else self.select_id)
 
     @on(LiveSession.FileStateChanged)
     def _file_state_changed(self, message: LiveSession.FileStateChanged) -> None:
         self._transient = False
         self._status(file_state=message.state)
-        if message.state and message.notice:
+        if message.state:
             self.notify(message.state, title="session file", severity=message.severity)  # type: ignore[arg-type]
 
     @on(LiveSession.TitleChanged)

@@ -12,6 +12,7 @@ from typing import Any
 from pitree.session.context import ContextSize
 from pitree.session.context_size import context_size
 from pitree.session.entries import Node
+from pitree.session.gcpause import release_tree
 from pitree.session.load import SessionBuilder
 from pitree.session.text import make_safe
 from pitree.session.tree import SessionTree
@@ -19,6 +20,7 @@ from pitree.store import first_screen
 from pitree.store.session_file import EntryReader
 from pitree.summary.tokens import encoder_built
 from pitree.widgets import explorer_status
+from pitree.widgets.entry_view import EntryView
 from pitree.widgets.explorer_status import session_status
 from pitree.widgets.live import LiveSession
 from pitree.widgets.loading_pane import LoadingPane
@@ -34,6 +36,7 @@ from textual.widget import Widget
 # Sessions this big or bigger count tokens with tiktoken only on request (`t`): its tables cost as much as the
 # tree of a 30 MB session (see the README). Below it, the entry pane counts every entry it shows exactly.
 EXACT_TOKENS_FROM = 32_000_000
+NEWS_SECONDS = 15  # how long "the file was rewritten" stays in the status bar if the user does not move
 
 
 class ExplorerState(Widget):
@@ -64,6 +67,7 @@ class ExplorerState(Widget):
         self.stree: SessionTree | None = None
         self.reader: EntryReader | None = None
         self.live: LiveSession | None = None
+        self.reopened: str = ""  # why the session shown is being read again (`FileRewritten`): said once it is
         self.follow_off = False  # set by `f`: stay put even on the leaf
         self._unseen = 0  # entries appended since the user last moved, while not following
         self._transient = False  # the status bar's file_state is news (new entries, a reload), not a condition
@@ -76,6 +80,7 @@ class ExplorerState(Widget):
 
     def _leave(self, path: Path, select_id: str | None) -> None:
         """Let go of the session shown (its tail stopped, its tree dropped) before `path` is opened."""
+        old = self.stree
         if self.live is not None:
             self.live.stop()
             self.live = None
@@ -86,6 +91,12 @@ class ExplorerState(Widget):
         self._unseen, self._transient = 0, False
         if self._entry_timer is not None:
             self._entry_timer.stop()
+            self._entry_timer = None  # its callback holds the tree left (and its reader): else it lived on
+        self.tree_view.forget_tree()
+        self.query_one(EntryView).forget()
+        busy = any(worker.node is self and not worker.is_finished for worker in self.workers)
+        if old is not None and self.screen is self.app.screen and not busy:
+            release_tree(old)  # no view over the explorer, nor a worker of its, reads it: its entries go now
 
     def _hold(self, tree: SessionTree) -> None:
         self.stree = tree
@@ -147,8 +158,6 @@ class ExplorerState(Widget):
         if self.exact_tokens:
             self.notify("Exact token counts (tiktoken cl100k) are on.", title="tokens")
             return
-        from pitree.widgets.entry_view import EntryView
-
         self._count_exactly(None)
         self.query_one(EntryView).count_exactly()
         self.notify("Exact token counts (tiktoken cl100k) on: its tables take ~30 MB.", title="tokens")
@@ -207,6 +216,12 @@ class ExplorerState(Widget):
         self._status(file_state=text)
         if text and expire is not None:
             self.set_timer(expire, lambda: self._expire_news(text))
+
+    def _reopened_news(self) -> None:
+        if self.reopened:
+            self._news(self.reopened, expire=NEWS_SECONDS)
+            self.notify(self.reopened, title="session reloaded")
+            self.reopened = ""
 
     def _expire_news(self, text: str) -> None:
         bars = self.query(StatusBar)

@@ -2,11 +2,12 @@
 
 On each change the watcher reports, the tailer reads from the saved offset to the last newline; those
 lines are parsed and added to the tree (`EntriesAppended`). A torn last line waits for its newline. A file that
-shrank or was replaced (Pi rewrote it) is reloaded (`FileRewritten`); a deleted file is reported
+shrank or was replaced (Pi rewrote it) is reported (`FileRewritten`: the explorer reads it again as it opens a
+session, and this tail ends); a deleted file is reported
 (`FileStateChanged`) and what was read stays on screen until it reappears; a file not yet created is waited for.
 
 The tailer looks at the head of the file and the bytes just before its offset. After a change, every byte
-already read is checked too (`check_prefix`, in a thread), so a change in place anywhere in it reloads the file;
+already read is checked too (`check_prefix`, in a thread), so a change in place anywhere in it is reported too;
 at most once every `CHECK_GAP` seconds and `CHECK_SHARE` times the last check's time, so that watching a big
 session Pi is writing costs a small share of one core.
 """
@@ -21,9 +22,7 @@ from pathlib import Path
 from pitree.session.dialect_omp import SLOT_BYTES, title_slot_of
 from pitree.session.entries import Node
 from pitree.session.load import SessionBuilder
-from pitree.session.tree import SessionTree
 from pitree.store.prefix_check import check_prefix
-from pitree.store.session_file import SessionFileError, load_session_progressive
 from pitree.store.tail import Tailer
 from pitree.store.watch import watch_file
 from textual.message import Message
@@ -35,7 +34,6 @@ CHECK_SHARE = 20  # and at least this many times the last check's time: under 5%
 # bytes a check reads at a time (`check_prefix`): with the main thread idle, a block that stays in the processor's
 # cache sums faster than the tree cache's 16 MB, which suit a check beside a busy main thread (fewer lock waits)
 CHECK_BLOCK = 4 << 20
-RELOAD_PROGRESS_EVERY = 0.25  # seconds between two of a reload's progress messages
 
 
 class LiveSession:
@@ -50,20 +48,18 @@ class LiveSession:
             super().__init__()
 
     class FileRewritten(Message):
-        """Posted when the file was rewritten, replaced or created, and has been read again whole."""
+        """Posted once when the file was rewritten, replaced or created: what was read from it is stale (or there
+        was nothing), and the tail `live` stops reading it. `why` says which."""
 
-        def __init__(self, tree: SessionTree, builder: SessionBuilder, why: str) -> None:
-            self.tree, self.builder, self.why = tree, builder, why
+        def __init__(self, live: LiveSession, why: str) -> None:
+            self.live, self.why = live, why
             super().__init__()
 
     class FileStateChanged(Message):
-        """Posted when the file went missing, came back or could not be read ("" once it is fine again), and
-        while it is read again after a rewrite, with that read's progress (`notice=False`: for the status bar
-        only; the tree shown stays usable meanwhile, and the read cannot be cancelled: what it replaces is
-        known to be stale)."""
+        """Posted when the file went missing, came back or could not be read ("" once it is fine again)."""
 
-        def __init__(self, state: str, severity: str = "warning", notice: bool = True) -> None:
-            self.state, self.severity, self.notice = state, severity, notice
+        def __init__(self, state: str, severity: str = "warning") -> None:
+            self.state, self.severity = state, severity
             super().__init__()
 
     class TitleChanged(Message):
@@ -88,7 +84,7 @@ class LiveSession:
         self._verify_again = False  # the file changed while it ran: check once more when it ends
         self._next_verify = time.monotonic() + CHECK_GAP  # the load has just read (and checked) them
         self._halt = threading.Event()  # ends a check's thread
-        self._reloading = False
+        self.rewritten = False  # `FileRewritten` was posted: this tail reads no more
 
     def start(self) -> None:
         self.worker = self.target.run_worker(
@@ -117,6 +113,8 @@ class LiveSession:
     async def check(self, verify: bool = True) -> None:
         """Read whatever changed on disk and apply it (also callable from tests); with `verify`, the file changed:
         check the bytes read before too, soon (`_verify_prefix`)."""
+        if self.rewritten:
+            return
         event = self.tailer.poll()
         kind = event.kind
         if event.slot:
@@ -124,7 +122,7 @@ class LiveSession:
         if kind == "append":
             self._apply(event.data)
         elif kind in ("reset", "created"):
-            await self._reload("the file was rewritten or replaced on disk" if kind == "reset" else "the file appeared")
+            self._rewritten("the file was rewritten or replaced on disk" if kind == "reset" else "the file appeared")
         elif kind == "missing":
             if not self.missing:
                 self.missing = True
@@ -150,7 +148,7 @@ class LiveSession:
             self._verify_again = False  # what changed until now, this check sees
             builder = self.builder
             spans = list(builder.spans or ()) if builder is not None else []
-            if builder is None or not spans or self._reloading:
+            if builder is None or not spans or self.rewritten:
                 return
             first = 0
             if builder.tree.title_slot is not None:
@@ -162,7 +160,7 @@ class LiveSession:
             ended = time.monotonic()
             self._next_verify = ended + max(CHECK_GAP, CHECK_SHARE * (ended - started))
             if same is False and self.builder is builder:
-                await self._reload("the file was changed in place on disk")
+                self._rewritten("the file was changed in place on disk")
                 return
             again = self._verify_again
 
@@ -203,28 +201,7 @@ class LiveSession:
         if added:
             self._post(self.EntriesAppended(added, old_leaf))
 
-    async def _reload(self, why: str) -> None:
-        if self._reloading:
-            return  # the tailer and the check both saw it: one reload reads the file as it is now
-        self._reloading = True
-        self._post(self.FileStateChanged(f"{why}: reading it again", notice=False))
-        shown = [time.monotonic()]
-
-        def progress(done: int, total: int) -> None:  # in the loading thread: `post_message` is thread-safe
-            now = time.monotonic()
-            if total and now - shown[0] >= RELOAD_PROGRESS_EVERY:
-                shown[0] = now
-                self._post(self.FileStateChanged(f"{why}: reading it again ({done * 100 // total}%)", notice=False))
-
-        try:
-            tree, builder = await asyncio.to_thread(load_session_progressive, self.path, progress)
-        except SessionFileError as exc:
-            self._post(self.FileStateChanged(str(exc), "error"))
-            return
-        finally:
-            self._reloading = False
-        self.builder = builder
-        self._next_verify = time.monotonic() + CHECK_GAP  # as after the load: these bytes were just read
-        self.tailer = Tailer(self.path, offset=builder.size)
-        self.missing = False
-        self._post(self.FileRewritten(tree, builder, why))
+    def _rewritten(self, why: str) -> None:
+        if not self.rewritten:  # the tailer and the check may both see it: said once
+            self.rewritten = True
+            self._post(self.FileRewritten(self, why))

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -72,18 +73,23 @@ async def test_rewrite_in_place_while_tailing(tmp_path: Path) -> None:
         app.query_one(TreeView).select_id("e0000005")
         # Someone rewrites the file shorter, in place; then it is appended to again.
         rewrite_in_place(path, to_bytes(chain(12), head=PI_V2_HEADER))
-        await until(pilot, lambda: app.explorer.stree.entry_count == 12)
+        await until(pilot, lambda: tree_of(app) is not None and tree_of(app).entry_count == 12)  # read again
         assert app.query_one(TreeView).cursor_node.id == "e0000005"  # the selection kept by id
         append(path, user("y0000001", "e0000011", "after the rewrite"))
-        await until(pilot, lambda: app.explorer.stree.entry_count == 13 and app.explorer.stree.leaf.id == "y0000001")
+        await until(pilot, lambda: tree_of(app).entry_count == 13 and tree_of(app).leaf.id == "y0000001")
         assert app.explorer.stree.version == 2
         # Pi opening it migrates v2 -> v3: with no role to rename, only the header's version changes, so the
         # file keeps its size and its last bytes. The tailer must still see it (it compares the first bytes too).
         migrated = path.read_bytes().replace(b'"version":2', b'"version":3', 1)
         assert len(migrated) == path.stat().st_size
         rewrite_in_place(path, migrated)
-        await until(pilot, lambda: app.explorer.stree.version == 3)
+        await until(pilot, lambda: tree_of(app) is not None and tree_of(app).version == 3)
         assert [n.id for n in app.explorer.stree.nodes] == [n.id for n in load_bytes(migrated).nodes]
+
+
+def tree_of(app: Any) -> Any:
+    """The explorer's tree; None while a file rewritten or created is read again (its loading pane is shown)."""
+    return app.explorer.stree
 
 
 @pytest.mark.writes_session
@@ -99,16 +105,14 @@ async def test_deleted_recreated_and_folder_removed(tmp_path: Path) -> None:
         await until(pilot, lambda: "deleted" in app.explorer.status_bar.status.file_state)
         assert app.explorer.stree.entry_count == 8  # what was read stays on screen
         path.write_bytes(to_bytes(chain(3, prefix="r")))
-        await until(
-            pilot, lambda: app.explorer.stree.get("r0000002") is not None and app.explorer.stree.entry_count == 3
-        )
+        await until(pilot, lambda: tree_of(app) is not None and tree_of(app).get("r0000002") is not None)
+        assert tree_of(app).entry_count == 3
         shutil.rmtree(folder)
         await until(pilot, lambda: "deleted" in app.explorer.status_bar.status.file_state)
         folder.mkdir()
         path.write_bytes(to_bytes(chain(5, prefix="z")))
-        await until(
-            pilot, lambda: app.explorer.stree.entry_count == 5 and app.explorer.stree.leaf.id == "z0000004", timeout=30
-        )
+        await until(pilot, lambda: tree_of(app) is not None and tree_of(app).leaf.id == "z0000004", timeout=30)
+        assert tree_of(app).entry_count == 5
         append(path, user("z0000099", "z0000004"))
         await until(pilot, lambda: app.explorer.stree.entry_count == 6)  # and it keeps tailing the new file
 

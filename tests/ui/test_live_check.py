@@ -14,9 +14,11 @@ from typing import Any
 
 import orjson
 import pytest
+from pitree.session.layout import FILTERS
 from pitree.store.session_file import load_session_progressive
 from pitree.widgets import live as live_module
 from pitree.widgets.live import LiveSession
+from pitree.widgets.loading_pane import LoadingPane
 from textual.message import Message
 
 from tests.omp_files import assistant as omp_assistant
@@ -69,17 +71,48 @@ async def test_a_change_in_place_in_the_middle_reloads(tmp_path: Path, checks: l
         data[at] = ord("z")  # same size, far from the head and from the end: the tailer sees nothing
         with open(path, "r+b") as fh:
             fh.write(data)
+        old_tree = app.explorer.stree
+        await until(pilot, lambda: not explorer_busy(app))  # its workers done: the tree left can be released
         await app.explorer.live.check()
         await until(pilot, lambda: bool(posted(messages, LiveSession.FileRewritten)))
         (rewritten,) = posted(messages, LiveSession.FileRewritten)
         assert isinstance(rewritten, LiveSession.FileRewritten) and "changed in place" in rewritten.why
-        states = posted(messages, LiveSession.FileStateChanged)  # the status bar says so while it reads
-        assert [(m.state, m.notice) for m in states] == [(f"{rewritten.why}: reading it again", False)]
-        assert messages.index(states[0]) < messages.index(rewritten)
-        assert rewritten.tree.get("e0000015").text.endswith("az5")
         assert [verdict for *_, verdict in checks] == [False]
-        await until(pilot, lambda: app.explorer.stree is rewritten.tree)
+        # read again as a session is opened (the loading pane: progress, cancel, both cores, the tree cache)
+        await until(pilot, lambda: bool(posted(messages, LoadingPane.Loaded)))
+        await until(pilot, lambda: app.explorer.stree is not None and app.explorer.stree is not old_tree)
+        assert app.explorer.stree.get("e0000015").text.endswith("az5")
         assert cursor(app) == "e0000020"  # the selection kept by id
+        assert app.explorer.status_bar.status.file_state == rewritten.why  # said once the tree is shown
+        assert app.explorer.live is not rewritten.live
+        assert old_tree.nodes == [] and old_tree.by_id == {}  # released before the file was read again
+
+
+async def test_a_view_over_the_explorer_keeps_the_tree_it_shows(tmp_path: Path, checks: list) -> None:
+    """A reload under another view (here the help) reads the file again but leaves the old tree whole: the
+    view may still read it."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(to_bytes(chain(30)))
+    async with explorer(path) as (app, pilot, messages):
+        old_tree = app.explorer.stree
+        await until(pilot, lambda: not explorer_busy(app))
+        await pilot.press("question_mark")
+        await until(pilot, lambda: app.screen is not app.explorer.screen)
+        data = bytearray(path.read_bytes())
+        data[data.index(b'"text":"a15"') + 9] = ord("z")
+        with open(path, "r+b") as fh:
+            fh.write(data)
+        await app.explorer.live.check()
+        await until(pilot, lambda: app.explorer.stree is not None and app.explorer.stree is not old_tree)
+        assert len(old_tree.nodes) == 30 and old_tree.get("e0000015") is not None
+        assert app.explorer.stree.get("e0000015").text.endswith("az5")
+
+
+def explorer_busy(app: Any) -> bool:
+    """Still preparing the tree's other filters (after its first screen), or another worker of the explorer's
+    running: the tree left is then not released."""
+    prepared = len(app.explorer.tree_view._layouts) == len(FILTERS)
+    return not prepared or any(worker.node is app.explorer and not worker.is_finished for worker in app.workers)
 
 
 async def test_appends_never_reload(tmp_path: Path, checks: list) -> None:
@@ -153,30 +186,5 @@ async def test_checks_wait_their_turn(tmp_path: Path, checks: list, monkeypatch:
         (start1, end1, _), (start2, _, _) = checks
         assert start1 - made >= gap and start2 - end1 >= gap
         assert live.builder is builder and builder.tree.leaf.id == "n3"
-    finally:
-        live.stop()
-
-
-async def test_a_reload_says_how_far_it_has_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A rewrite read again shows its progress in the status bar (no notices), then the tree replaces the old."""
-    monkeypatch.setattr(live_module, "RELOAD_PROGRESS_EVERY", 0.0)
-    path = tmp_path / "s.jsonl"
-    path.write_bytes(to_bytes(chain(10)))
-    _, builder = load_session_progressive(path)
-    target = Target()
-    live = LiveSession(target, path, builder)  # type: ignore[arg-type]
-    try:
-        # another session now (its header's id is in the bytes the tailer looks at), read in chunks of 1 MB
-        path.write_bytes(to_bytes(chain(15000)).replace(b'"id":"11111111', b'"id":"99999999', 1))
-        assert path.stat().st_size > 3 << 20
-        builder_before = live.builder
-        await live.check()  # the head changed: the tailer says so, and the file is read again
-        states = [m for m in target.messages if isinstance(m, LiveSession.FileStateChanged)]
-        assert all(not m.notice and m.state.startswith("the file was rewritten") for m in states)
-        assert states[0].state.endswith("reading it again")
-        shares = [int(m.state.rsplit("(", 1)[1].rstrip("%)")) for m in states[1:]]
-        assert len(shares) >= 3 and shares == sorted(shares) and shares[-1] == 100
-        (rewritten,) = [m for m in target.messages if isinstance(m, LiveSession.FileRewritten)]
-        assert live.builder is rewritten.builder is not builder_before and rewritten.tree.entry_count == 15000
     finally:
         live.stop()

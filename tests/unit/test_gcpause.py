@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pitree.session.gcpause import BIG, Freezer, LoadPause, gc_paused
+from pitree.session.gcpause import BIG, Freezer, LoadPause, gc_paused, release_tree
+from pitree.session.load import load_bytes
 from pitree.store import tree_cache
 from pitree.store.session_file import load_session_fast
 
-from tests.sessions import user, write_session
+from tests.sessions import chain, to_bytes, user, write_session
 
 
 class Cyclic:
@@ -171,3 +173,24 @@ def test_a_whole_load_collects_once_before_it_and_never_between_its_phases(
     # With a pause per phase, each big phase collected again before it began (the objects the last phase
     # made were still young: the walk covered the tree built so far), and collection ran between them.
     assert len(collections) <= 1
+
+
+def test_a_released_tree_lets_its_entries_go_without_a_collection() -> None:
+    """`release_tree`: an entry and its parent refer to each other; once unlinked, dropping the tree frees the
+    entries at once, with the collector off (a load holds it off while the next tree is read)."""
+    tree = load_bytes(to_bytes(chain(50)))
+    leaf = tree.nodes[-1]
+    kept = leaf.parent
+    assert kept is not None and kept.children == (leaf,)
+    count = sys.getrefcount(kept)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        release_tree(tree)
+        assert tree.nodes == [] and tree.by_id == {} and tree.roots == [] and tree.calls == {}
+        assert leaf.parent is None and kept.children == () and kept.parent is None
+        del leaf  # held now by this test alone: its parent's link to it went with the release
+        assert sys.getrefcount(kept) < count
+    finally:
+        if was:
+            gc.enable()
