@@ -115,8 +115,7 @@ def let_collections_in() -> None:
 def release_tree(tree: SessionTree) -> None:
     """Let a tree's entries go at once, the tree left empty: another replaces it. An entry and its parent refer
     to each other, so a tree dropped waits for a collection, which the next load holds off: the two trees were
-    in memory together (a reload of the 1M-entry session peaked ~0.3 GB higher). Its owner makes sure nothing
-    else still reads it."""
+    in memory together (`bench/bench_reload.py`). Its owner makes sure nothing else still reads it."""
     for node in tree.nodes:
         node.parent = node._kids = None
     tree.nodes, tree.by_id, tree.roots, tree.calls, tree._waiting = [], {}, [], {}, {}
