@@ -19,10 +19,10 @@ import threading
 import time
 from pathlib import Path
 
-from pitree.session.dialect_omp import SLOT_BYTES, title_slot_of
+from pitree.session.dialect_omp import title_slot_of
 from pitree.session.entries import Node
 from pitree.session.load import SessionBuilder
-from pitree.store.prefix_check import check_prefix
+from pitree.store.prefix_check import check_prefix, slot_spans
 from pitree.store.tail import Tailer
 from pitree.store.watch import watch_file
 from textual.message import Message
@@ -139,7 +139,8 @@ class LiveSession:
 
     async def _verify_prefix(self) -> None:
         """Check that the file still starts with the bytes the tree was read from (their CRC-32s,
-        `SessionBuilder.spans`); reload it when not. oh-my-pi's title slot, rewritten in place, is left out."""
+        `SessionBuilder.spans`); report it (`FileRewritten`) when not. oh-my-pi's title slot, rewritten in place,
+        is left out."""
         again = True
         while again:
             wait = self._next_verify - time.monotonic()
@@ -150,11 +151,10 @@ class LiveSession:
             spans = list(builder.spans or ()) if builder is not None else []
             if builder is None or not spans or self.rewritten:
                 return
-            first = 0
-            if builder.tree.title_slot is not None:
-                if spans[0][0] != SLOT_BYTES:
-                    return  # read before the slot had a span of its own: its changes would look like a rewrite
-                first = 1
+            has_slot = builder.tree.title_slot is not None
+            first = slot_spans(spans, has_slot)
+            if has_slot and not first:
+                return  # read before the slot had a span of its own: its changes would look like a rewrite
             started = time.monotonic()
             same = await asyncio.to_thread(check_prefix, self.path, spans, self._halt, first, CHECK_BLOCK)
             ended = time.monotonic()

@@ -30,7 +30,7 @@ from pitree.session.dialect_omp import title_slot_of
 from pitree.session.gcpause import BIG, gc_paused
 from pitree.session.load import SessionBuilder, shifted_note
 from pitree.session.tree import SessionTree
-from pitree.store.prefix_check import check_prefix
+from pitree.store.prefix_check import check_prefix, slot_spans
 
 FORMAT = 12  # 7: rows hold the parsed timestamp (ms), not the raw value; 8: and the usage packed (`pack_usage`);
 # 9: Pi 1.x entries (system facts, context edits, usage of every source, `[title: …]` rows); 10: a segment's
@@ -146,7 +146,7 @@ def read_cache(
                 return None
             with open(path, "rb") as fh:
                 slot = title_slot_of(fh.read(SLOT))  # oh-my-pi's title slot is not in the cache: it changes in place
-            first = 1 if slot is not None and spans[0][0] == SLOT else 0  # so its span is not checked either
+            first = slot_spans(spans, slot is not None)  # the slot is read from the file: its span is not checked
             checker = threading.Thread(target=_check, args=(path, spans, verdict, stop, first), daemon=True)
             checker.start()
             builder = SessionBuilder(texts_apart)
