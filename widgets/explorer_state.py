@@ -86,6 +86,7 @@ class ExplorerState(Widget):
             self.live = None
         self.path, self.select_id = path, select_id
         self.stree = self.reader = None
+        self._context_size = None  # it holds the leaf left, and so that tree's columns (its node class does)
         self.refresh_bindings()
         self.follow_off = False
         self._unseen, self._transient = 0, False

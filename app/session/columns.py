@@ -60,6 +60,12 @@ class Columns:
     )
 
     def __init__(self) -> None:
+        self.node_type: type | None = None  # the `Node` subclass placed here (`entries.node_class`)
+        self.clear()
+
+    def clear(self) -> None:
+        """Hold no entry (its tree is let go of): an entry of it still alive somewhere no longer keeps the
+        columns' memory, which its class refers to."""
         self.line = array("q")
         self.offset = array("q")
         self.length = array("q")
@@ -74,7 +80,6 @@ class Columns:
         self.texts = RowTexts()
         self.call_texts = RowTexts()
         self.first_call = array("I")
-        self.node_type: type | None = None  # the `Node` subclass placed here (`entries.node_class`)
 
     def put(self, idx: int, line: int, offset: int, length: int, ts: float) -> None:
         if idx != len(self.line):

@@ -16,8 +16,9 @@ from __future__ import annotations
 import gc
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -113,13 +114,37 @@ def let_collections_in() -> None:
 
 
 def release_tree(tree: SessionTree) -> None:
-    """Let a tree's entries go at once, the tree left empty: another replaces it. An entry and its parent refer
-    to each other, so a tree dropped waits for a collection, which the next load holds off: the two trees were
-    in memory together (`bench/bench_reload.py`). Its owner makes sure nothing else still reads it."""
+    """Let a tree's entries and columns go at once, the tree left empty: another replaces it. An entry and its
+    parent refer to each other, and so do the tree and its search index, so a tree dropped waits for a
+    collection, which the next load holds off: the two trees were in memory together (`bench/bench_reload.py`).
+    What still refers to it in a cycle (a finished worker's arguments) is collected here, and the heap freed is
+    given back to the system: left in the process, fragmented, it made the next load's peak higher than a
+    fresh one's. Its owner makes sure nothing else still reads it."""
+    from pitree.session.search_index import SearchIndex
+
     for node in tree.nodes:
         node.parent = node._kids = None
     tree.nodes, tree.by_id, tree.roots, tree.calls, tree._waiting = [], {}, [], {}, {}
+    tree.at.clear()  # in place: the tree's node class refers to it, and an entry may outlive the tree
+    tree.memo, tree._search = {}, SearchIndex(tree)
+    tree.labels, tree.label_times, tree.skipped, tree.problems = {}, {}, [], []
+    tree._dropped, tree._orphans_reported = set(), set()
     tree.generation += 1
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, which gives the heap's free pages back to the system; None without glibc."""
+    import ctypes  # here: not worth its import time on every start
+
+    try:
+        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
+    except (OSError, AttributeError):
+        return None
 
 
 class Freezer:

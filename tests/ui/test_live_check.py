@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -61,9 +62,19 @@ async def explorer(path: Path) -> AsyncIterator[tuple[Any, Any, list[Message]]]:
         yield app, pilot, messages
 
 
-async def test_a_change_in_place_in_the_middle_reloads(tmp_path: Path, checks: list) -> None:
+async def test_a_change_in_place_in_the_middle_reloads(
+    tmp_path: Path, checks: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(to_bytes(chain(30)))
+    held_at_load: list[Any] = []  # what the explorer still held of the tree left when the file was read again
+    real_load = LoadingPane.load
+
+    def load(pane: LoadingPane, *args: Any) -> Any:
+        held_at_load.append(pane.app.explorer._context_size)  # type: ignore[attr-defined]
+        return real_load(pane, *args)
+
+    monkeypatch.setattr(LoadingPane, "load", load)
     async with explorer(path) as (app, pilot, messages):
         app.explorer.tree_view.select_id("e0000020")
         data = bytearray(path.read_bytes())
@@ -73,6 +84,8 @@ async def test_a_change_in_place_in_the_middle_reloads(tmp_path: Path, checks: l
             fh.write(data)
         old_tree = app.explorer.stree
         await until(pilot, lambda: not explorer_busy(app))  # its workers done: the tree left can be released
+        await until(pilot, lambda: app.explorer._context_size is not None)
+        old_leaf, old_search = old_tree.leaf, weakref.ref(old_tree._search)
         await app.explorer.live.check()
         await until(pilot, lambda: bool(posted(messages, LiveSession.FileRewritten)))
         (rewritten,) = posted(messages, LiveSession.FileRewritten)
@@ -86,6 +99,12 @@ async def test_a_change_in_place_in_the_middle_reloads(tmp_path: Path, checks: l
         assert app.explorer.status_bar.status.file_state == rewritten.why  # said once the tree is shown
         assert app.explorer.live is not rewritten.live
         assert old_tree.nodes == [] and old_tree.by_id == {}  # released before the file was read again
+        # nothing of it kept through the load: an entry of it still alive (here, held by this test) keeps no
+        # columns (its class refers to them), its search index (a cycle with the tree) is gone, and the
+        # explorer's context size (which holds its leaf) was dropped with it
+        assert len(type(old_leaf)._at.line) == 0 and len(type(old_leaf)._at.texts) == 0
+        assert old_search() is None
+        assert held_at_load == [None, None]  # at the first open, and when the file was read again
 
 
 async def test_a_view_over_the_explorer_keeps_the_tree_it_shows(tmp_path: Path, checks: list) -> None:

@@ -186,8 +186,13 @@ def test_a_released_tree_lets_its_entries_go_without_a_collection() -> None:
     was = gc.isenabled()
     gc.disable()
     try:
+        search = weakref.ref(tree._search)
         release_tree(tree)
         assert tree.nodes == [] and tree.by_id == {} and tree.roots == [] and tree.calls == {}
+        # the columns emptied in place (an entry that outlives the tree reaches them through its class) and the
+        # search index, in a cycle with the tree, gone although the tree is still held
+        assert type(leaf)._at is tree.at and len(tree.at.line) == 0 and len(tree.at.texts) == 0
+        assert search() is None
         assert leaf.parent is None and kept.children == () and kept.parent is None
         del leaf  # held now by this test alone: its parent's link to it went with the release
         assert sys.getrefcount(kept) < count
