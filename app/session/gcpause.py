@@ -16,10 +16,11 @@ from __future__ import annotations
 import gc
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from typing import TYPE_CHECKING
+
+from pitree.memory import return_freed_memory
 
 if TYPE_CHECKING:
     from pitree.session.tree import SessionTree
@@ -118,8 +119,8 @@ def release_tree(tree: SessionTree) -> None:
     parent refer to each other, and so do the tree and its search index, so a tree dropped waits for a
     collection, which the next load holds off: the two trees were in memory together (`bench/bench_reload.py`).
     What still refers to it in a cycle (a finished worker's arguments) is collected here, and the heap freed is
-    given back to the system: left in the process, fragmented, it made the next load's peak higher than a
-    fresh one's. Its owner makes sure nothing else still reads it."""
+    given back to the system (`return_freed_memory`): left in the process, fragmented, it made the next load's
+    peak higher than a fresh one's. Its owner makes sure nothing else still reads it."""
     from pitree.session.search_index import SearchIndex
 
     for node in tree.nodes:
@@ -131,20 +132,7 @@ def release_tree(tree: SessionTree) -> None:
     tree._dropped, tree._orphans_reported = set(), set()
     tree.generation += 1
     gc.collect()
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's `malloc_trim`, which gives the heap's free pages back to the system; None without glibc."""
-    import ctypes  # here: not worth its import time on every start
-
-    try:
-        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
-    except (OSError, AttributeError):
-        return None
+    return_freed_memory()
 
 
 class Freezer:
