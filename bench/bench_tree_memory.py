@@ -58,7 +58,9 @@ if sys.argv[2] == "1":
     at = tree.at
     for column in (at.line, at.offset, at.length, at.ts, at.first_call, at.est, at.model, at.usage_end):
         size("columns", column)
-    size("usage", at.usage_blob)
+    size("usage", at.usage_blob._tail)  # in memory: the rest is spilled (`SpilledBytes`)
+    for chunk in at.usage_blob._cache.values():
+        size("usage", chunk)
     size("meta", at.meta)
     for meta in at.meta.values():
         size("meta", meta)

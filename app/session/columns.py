@@ -14,6 +14,7 @@ from marshal import loads as _loads
 from typing import TYPE_CHECKING, Any
 
 from pitree.session.row_texts import RowTexts
+from pitree.session.spilled_bytes import CHUNK, SpilledBytes
 
 if TYPE_CHECKING:
     from pitree.session.entries import Node
@@ -32,10 +33,10 @@ def _set_wide(column: array, i: int, value: int) -> array:
 class Columns:
     """An entry's place in the file (line number, byte offset and byte length), when it was written (ms since the
     epoch, nan when missing or unparseable), Pi's token estimate (`est`), its (provider, model) as a number in
-    `models` (`model`, 0 for none), its packed usage (`usage_blob`, entry i's bytes ending at `usage_end[i]`,
-    none when empty), its `meta` (a dict by idx: few entries have one) and its row text (`texts`). `call_texts`
-    holds Pi's formatted text of every tool call in file order, and `first_call` the number there of each
-    entry's first one (the count of calls before it).
+    `models` (`model`, 0 for none), its packed usage (`usage_blob`, a `SpilledBytes`: entry i's bytes ending at
+    `usage_end[i]`, none when empty), its `meta` (a dict by idx: few entries have one) and its row text (`texts`).
+    `call_texts` holds Pi's formatted text of every tool call in file order, and `first_call` the number there of
+    each entry's first one (the count of calls before it).
 
     `put` places the next entry; an entry's estimate, model and usage are set after it is placed and before the
     next one is (`set_usage` only takes the newest), or for many at once by `extend_packed` and `extend_models`.
@@ -75,7 +76,7 @@ class Columns:
         self.models: list[tuple[Any, Any]] = []
         self._model_no: dict[tuple[Any, Any], int] = {}
         self.usage_end = array("I")
-        self.usage_blob = bytearray()
+        self.usage_blob = SpilledBytes()
         self.meta: dict[int, dict[str, Any]] = {}
         self.texts = RowTexts()
         self.call_texts = RowTexts()
@@ -90,7 +91,8 @@ class Columns:
         self.ts.append(ts)
         self.est.append(0)
         self.model.append(0)
-        self.usage_end.append(len(self.usage_blob))
+        ends = self.usage_end
+        ends.append(ends[-1] if ends else 0)  # where the usage so far ends: none yet for this entry
 
     def cut(self, idx: int) -> None:
         """Make entry `idx` the next one to be put (drops what is at and after it, pads before: zeros, nan
@@ -106,7 +108,7 @@ class Columns:
         ends = self.usage_end
         del ends[idx:]
         end = ends[-1] if ends else 0
-        del self.usage_blob[end:]
+        self.usage_blob.truncate(end)
         if len(ends) < idx:
             ends.extend(array(ends.typecode, [end]) * (idx - len(ends)))
         meta = self.meta
@@ -143,20 +145,26 @@ class Columns:
         """The packed usage of entry `idx` (`pack_usage`), None without one."""
         ends = self.usage_end
         start, end = ends[idx - 1] if idx else 0, ends[idx]
-        return bytes(self.usage_blob[start:end]) if end > start else None
+        return self.usage_blob.read(start, end) if end > start else None
 
     def usage_numbers(self, idx: int) -> tuple[float, ...] | None:
         """Entry `idx`'s usage numbers as a plain tuple (`entries.unpack_usage` without the names), None without."""
         ends = self.usage_end
         start, end = ends[idx - 1] if idx else 0, ends[idx]
-        return _loads(self.usage_blob[start:end]) if end > start else None  # type: ignore[no-any-return]
+        return _loads(self.usage_blob.read(start, end)) if end > start else None  # type: ignore[no-any-return]
 
     def usages(self, count: int) -> Iterator[tuple[int, tuple[float, ...]]]:
         """(idx, `usage_numbers`) of each entry that carries usage among the first `count`, in file order."""
         blob, start = self.usage_blob, 0
+        window, base = b"", 0  # the bytes from `base` on, read a chunk at a time
         for idx, end in enumerate(islice(self.usage_end, count)):
             if end > start:
-                yield idx, _loads(blob[start:end])
+                while end > base + len(window):
+                    more = blob.read(base + len(window), base + len(window) + CHUNK)
+                    if not more:
+                        break
+                    window, base = window[start - base :] + more, start
+                yield idx, _loads(window[start - base : end - base])
                 start = end
 
     def set_usage(self, idx: int, packed: bytes | None) -> None:
@@ -165,13 +173,16 @@ class Columns:
         if idx != len(ends) - 1:
             raise ValueError(f"usage is set on the newest entry ({len(ends) - 1}), not on {idx}")
         start = ends[idx - 1] if idx else 0
-        del blob[start:]  # what it had, if anything (nothing after it: it is the newest)
+        if ends[idx] != start:
+            blob.truncate(start)  # what it had (nothing after it: it is the newest)
+        end = start
         if packed:
-            blob += packed
+            blob.extend(packed)
+            end += len(packed)
         try:
-            ends[idx] = len(blob)
+            ends[idx] = end
         except OverflowError:
-            self.usage_end = _set_wide(ends, idx, len(blob))
+            self.usage_end = _set_wide(ends, idx, end)
 
     # ---- many at once ---------------------------------------------------------------------------------------
 
@@ -210,7 +221,7 @@ class Columns:
         ends = array("q")
         ends.frombytes(usage_ends)
         end = len(self.usage_blob)
-        self.usage_blob += usage_blob
+        self.usage_blob.extend(usage_blob)
         if len(self.usage_blob) > 0xFFFFFFFF and self.usage_end.typecode == "I":
             self.usage_end = array("q", self.usage_end)
         self.usage_end.extend(array(self.usage_end.typecode, [e + end for e in ends]))

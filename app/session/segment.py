@@ -91,7 +91,7 @@ def pack(nodes: list[Node], shift: int = 0) -> Segment:
         kind_of.tobytes(),
         texts,
         (at.est.typecode, at.est[a:b].tobytes()),
-        bytes(at.usage_blob[base : ends[b - 1]]),
+        at.usage_blob.read(base, ends[b - 1]),
         array("q", [end - base for end in ends[a:b]]).tobytes(),
         [pairs[k - 1] for k in list(numbers)[1:]],
         model_of.tobytes(),
