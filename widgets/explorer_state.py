@@ -95,7 +95,8 @@ class ExplorerState(Widget):
             self._entry_timer = None  # its callback holds the tree left (and its reader): else it lived on
         self.tree_view.forget_tree()
         self.query_one(EntryView).forget()
-        busy = any(worker.node is self and not worker.is_finished for worker in self.workers)
+        # The tail's worker, stopped above, touches the tree only on the event loop: not while this runs.
+        busy = any(w.node is self and w.group != "tail" and not w.is_finished for w in self.workers)
         if old is not None and self.screen is self.app.screen and not busy:
             release_tree(old)  # no view over the explorer, nor a worker of its, reads it: its entries go now
 

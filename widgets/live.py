@@ -8,8 +8,9 @@ session, and this tail ends); a deleted file is reported
 
 The tailer looks at the head of the file and the bytes just before its offset. After a change, every byte
 already read is checked too (`check_prefix`, in a thread), so a change in place anywhere in it is reported too;
-at most once every `CHECK_GAP` seconds and `CHECK_SHARE` times the last check's time, so that watching a big
-session Pi is writing costs a small share of one core.
+at most once every `CHECK_GAP` seconds and `CHECK_SHARE` times the processor time the last check took, so that
+watching a big session Pi is writing costs a small share of one core; never on the watcher's periodic look (it
+reports no change: nothing is read while the file is still).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from textual.widget import Widget
 from textual.worker import Worker
 
 CHECK_GAP = 5.0  # seconds at least from the load, or from the last check, to the next check of the bytes read
-CHECK_SHARE = 20  # and at least this many times the last check's time: under 5% of a core for a huge session
+CHECK_SHARE = 20  # and at least this many times the last check's processor time: under 5% of a core
 # bytes a check reads at a time (`check_prefix`): with the main thread idle, a block that stays in the processor's
 # cache sums faster than the tree cache's 16 MB, which suit a check beside a busy main thread (fewer lock waits)
 CHECK_BLOCK = 4 << 20
@@ -107,8 +108,8 @@ class LiveSession:
     async def _run(self) -> None:
         # One poll before waiting: the file may have grown between the load and the watch starting.
         await self.check(verify=False)
-        async for _changes in watch_file(self.path, stop_event=self.stop_event):
-            await self.check()
+        async for changes in watch_file(self.path, stop_event=self.stop_event):
+            await self.check(verify=bool(changes))  # none: the watcher's periodic look, not a change it saw
 
     async def check(self, verify: bool = True) -> None:
         """Read whatever changed on disk and apply it (also callable from tests); with `verify`, the file changed:
@@ -155,14 +156,20 @@ class LiveSession:
             first = slot_spans(spans, has_slot)
             if has_slot and not first:
                 return  # read before the slot had a span of its own: its changes would look like a rewrite
-            started = time.monotonic()
-            same = await asyncio.to_thread(check_prefix, self.path, spans, self._halt, first, CHECK_BLOCK)
-            ended = time.monotonic()
-            self._next_verify = ended + max(CHECK_GAP, CHECK_SHARE * (ended - started))
+            same, spent = await asyncio.to_thread(self._check_prefix, spans, first)
+            # its processor time, not its wall time: beside a busy main thread (a load, layouts) a check waits for
+            # the interpreter most of the time, and the next one waited 20 times that (a minute at 1M entries)
+            self._next_verify = time.monotonic() + max(CHECK_GAP, CHECK_SHARE * spent)
             if same is False and self.builder is builder:
                 self._rewritten("the file was changed in place on disk")
                 return
             again = self._verify_again
+
+    def _check_prefix(self, spans: list[tuple[int, int]], first: int) -> tuple[bool | None, float]:
+        """`check_prefix` of the bytes read (in a thread), and the processor time this thread spent on it."""
+        start = time.thread_time()
+        same = check_prefix(self.path, spans, self._halt, first, CHECK_BLOCK)
+        return same, time.thread_time() - start
 
     def catch_up(self) -> bool:
         """Apply what was appended since the last check, now (before pitree appends a line itself); True when

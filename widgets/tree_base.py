@@ -203,6 +203,7 @@ class TreeBase(ScrollView):
         self.folded.clear()
         self.cursor, self.anchor_id, self._shift_key = 0, None, None
         self.shown_instead = self.leaf = None
+        self._last_highlight = None  # the entry pane forgot it too: the same entry in the next tree is shown again
         self.virtual_size = Size(self.size.width, 0)
         self.refresh()
 
