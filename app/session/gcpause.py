@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from pitree.memory import return_freed_memory
+from pitree.session.search_index import SearchIndex
 
 if TYPE_CHECKING:
     from pitree.session.tree import SessionTree
@@ -121,8 +122,6 @@ def release_tree(tree: SessionTree) -> None:
     What still refers to it in a cycle (a finished worker's arguments) is collected here, and the heap freed is
     given back to the system (`return_freed_memory`): left in the process, fragmented, it made the next load's
     peak higher than a fresh one's. Its owner makes sure nothing else still reads it."""
-    from pitree.session.search_index import SearchIndex
-
     for node in tree.nodes:
         node.parent = node._kids = None
     tree.nodes, tree.by_id, tree.roots, tree.calls, tree._waiting = [], {}, [], {}, {}

@@ -71,14 +71,8 @@ class SpilledBytes:
             end = min(end, len(self._keys) * CHUNK + len(self._tail))
             if end <= start:
                 return b""
-            k, last = start // CHUNK, (end - 1) // CHUNK
-            full = len(self._keys)
-            if k == last:  # most reads: a few bytes, in one chunk
-                base = k * CHUNK
-                data = self._tail if k == full else self._chunk(k)
-                return bytes(data[start - base : end - base])
-            parts = []
-            for c in range(k, last + 1):
+            full, parts = len(self._keys), []
+            for c in range(start // CHUNK, (end - 1) // CHUNK + 1):
                 base = c * CHUNK
                 data = self._tail if c == full else self._chunk(c)
                 parts.append(data[max(start - base, 0) : min(end - base, CHUNK)])
