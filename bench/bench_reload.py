@@ -37,8 +37,8 @@ async def main(path):
     async with app.run_test(size=(160, 50)):
         explorer = app.explorer
         def idle():
-            busy = any(w.node is explorer and w.group != "tail" and not w.is_finished for w in app.workers)
-            return explorer.stree is not None and len(explorer.tree_view._layouts) == len(FILTERS) and not busy
+            prepared = len(explorer.tree_view._layouts) == len(FILTERS)
+            return explorer.stree is not None and prepared and not explorer.tree_workers_running()
         while not idle():
             await asyncio.sleep(0.05)
         old, before, peak, stop = explorer.stree, rss(), [0.0], threading.Event()

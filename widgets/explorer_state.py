@@ -95,10 +95,13 @@ class ExplorerState(Widget):
             self._entry_timer = None  # its callback holds the tree left (and its reader): else it lived on
         self.tree_view.forget_tree()
         self.query_one(EntryView).forget()
-        # The tail's worker, stopped above, touches the tree only on the event loop: not while this runs.
-        busy = any(w.node is self and w.group != "tail" and not w.is_finished for w in self.workers)
-        if old is not None and self.screen is self.app.screen and not busy:
+        if old is not None and self.screen is self.app.screen and not self.tree_workers_running():
             release_tree(old)  # no view over the explorer, nor a worker of its, reads it: its entries go now
+
+    def tree_workers_running(self) -> bool:
+        """Whether a worker of the explorer may still be reading its tree off the event loop. Not the tail's: it
+        touches the tree only on the event loop (and `_leave` stops it before it asks)."""
+        return any(w.node is self and w.group != "tail" and not w.is_finished for w in self.workers)
 
     def _hold(self, tree: SessionTree) -> None:
         self.stree = tree

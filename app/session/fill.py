@@ -35,6 +35,7 @@ from pitree.session.entries import (
 from pitree.session.estimate import (
     IMAGE_CHARS,
     assistant_chars,
+    ceil4,
     estimate_message_tokens,
     js_len,
     system_facts,
@@ -185,7 +186,7 @@ def _message(node: Node, msg: Any) -> None:
         _assistant(node, msg)
         return
     if role == "toolResult":
-        node.est = -(-text_image_chars(msg.get("content")) // 4)  # `estimate_message_tokens`, its dispatch skipped
+        node.est = ceil4(text_image_chars(msg.get("content")))  # `estimate_message_tokens`, its dispatch skipped
         node.call_id = msg.get("toolCallId")
         # Pi shows the formatted call instead once the tree knows it (its toolCallMap); one copy per tool name.
         node._text = _intern(f"[{js_string(msg.get('toolName') or 'tool')}]")

@@ -135,9 +135,7 @@ def explorer_busy(app: Any) -> bool:
     """Still preparing the tree's other filters (after its first screen), or another worker of the explorer's
     running but the tail's: the tree left is then not released."""
     prepared = len(app.explorer.tree_view._layouts) == len(FILTERS)
-    return not prepared or any(
-        w.node is app.explorer and w.group != "tail" and not w.is_finished for w in app.workers
-    )
+    return not prepared or app.explorer.tree_workers_running()
 
 
 async def test_a_watched_file_changed_in_place_releases_the_tree_left(tmp_path: Path, checks: list) -> None:
